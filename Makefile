@@ -1,0 +1,54 @@
+# Two entry points for a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install install-dev browser migrate catalog engine bench check-deploy clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip==25.3
+
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements.lock
+	$(BIN)/pip install --quiet -r requirements.txt -c requirements.lock
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-engine.txt requirements.lock
+	$(BIN)/pip install --quiet -r requirements-dev.txt -c requirements.lock
+	touch $@
+
+install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev browser
+
+# Browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+catalog: migrate
+	$(PY) manage.py load_catalog
+
+run: catalog
+	$(BIN)/python bin/serve.py --host $(HOST) --port $(PORT)
+
+test: install-dev
+	$(BIN)/pytest
+
+engine: catalog $(VENV)/.installed-dev
+	$(PY) manage.py engine_demo
+
+bench: install-dev
+	$(PY) benchmarks/pages.py
+
+check-deploy: install
+	DJANGO_SETTINGS_MODULE=config.settings.production DJANGO_SECRET_KEY=$$(openssl rand -hex 40) \
+		DJANGO_ALLOWED_HOSTS=atlas.example.org $(PY) manage.py check --deploy --fail-level WARNING
+
+clean:
+	rm -rf $(VENV) var staticfiles

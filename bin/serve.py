@@ -1,0 +1,55 @@
+"""Serve the site with a Celery worker and the beat scheduler, and stop all three together."""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+    (ROOT / "var").mkdir(exist_ok=True)
+    commands = {
+        "worker": [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"],
+        "beat": [str(BIN / "celery"), "-A", "config", "beat", "--loglevel", "INFO"],
+        "web": [
+            str(BIN / "gunicorn"), "config.wsgi:application",
+            "--bind", f"{args.host}:{args.port}", "--workers", "2", "--access-logfile", "-",
+        ],
+    }
+    processes = {name: subprocess.Popen(cmd, cwd=ROOT) for name, cmd in commands.items()}
+    print(f"Inference Atlas on http://{args.host}:{args.port}/ (worker and beat running; Ctrl-C stops all)", flush=True)
+
+    def stop(*_: object) -> None:
+        for process in processes.values():
+            if process.poll() is None:
+                process.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        while all(process.poll() is None for process in processes.values()):
+            time.sleep(0.5)
+    finally:
+        stop()
+        for process in processes.values():
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    failed = [name for name, process in processes.items() if process.returncode not in (0, -signal.SIGTERM)]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

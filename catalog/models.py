@@ -1,0 +1,353 @@
+"""What is known about each inference engine and hosted provider, every fact tied to a dated source."""
+from decimal import Decimal
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+
+class TimeStampedModel(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class Source(TimeStampedModel):
+    """A document a fact comes from: a vendor page, a repository, or one of the project's seed texts."""
+
+    key = models.SlugField(max_length=120, unique=True)
+    title = models.CharField(max_length=300)
+    url = models.URLField(max_length=500, blank=True)
+    publisher = models.CharField(max_length=200, blank=True)
+    verified_on = models.DateField(null=True, blank=True, help_text="When the fact was last checked against it.")
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Licence(TimeStampedModel):
+    spdx_id = models.CharField(max_length=80, unique=True, help_text='SPDX id, or "proprietary-service".')
+    name = models.CharField(max_length=200)
+    is_open_source = models.BooleanField(default=False)
+    url = models.URLField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["spdx_id"]
+
+    def __str__(self) -> str:
+        return self.spdx_id
+
+
+class HardwareTarget(TimeStampedModel):
+    """A family of hardware an engine can run on (NVIDIA CUDA, Apple silicon, x86 CPU, ...)."""
+
+    class Category(models.TextChoices):
+        GPU = "gpu", "GPU"
+        CPU = "cpu", "CPU"
+        APPLE = "apple", "Apple silicon"
+        ACCELERATOR = "accelerator", "Accelerator / NPU"
+        CUSTOM_CHIP = "custom_chip", "Provider's own chip"
+        CLIENT = "client", "Browser / mobile / desktop"
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    vendor = models.CharField(max_length=80, blank=True)
+    category = models.CharField(max_length=20, choices=Category.choices)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuantFormat(TimeStampedModel):
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    hardware_requirement = models.CharField(
+        max_length=300, blank=True, help_text="Hardware needed for native speed, e.g. 'Ada or Hopper or newer'."
+    )
+    bits_per_weight = models.DecimalField(max_digits=5, decimal_places=3, null=True, blank=True)
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ApiSurface(TimeStampedModel):
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Feature(TimeStampedModel):
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ToolQuerySet(models.QuerySet):
+    def ranked(self):
+        """Rated tools by rating (seed rank breaks ties), then the unrated ones by name."""
+        return self.order_by(
+            models.F("rating").desc(nulls_last=True), models.F("rank").asc(nulls_last=True), "name"
+        )
+
+
+class Tool(TimeStampedModel):
+    class Kind(models.TextChoices):
+        ENGINE = "engine", "Self-hosted engine"
+        PROVIDER = "provider", "Hosted provider"
+        DESKTOP_APP = "desktop_app", "Desktop app"
+        ORCHESTRATION = "orchestration", "Orchestration layer"
+        RUNTIME = "runtime", "Other runtime"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    family = models.CharField(max_length=120, blank=True, help_text="e.g. 'llama.cpp / GGUF', 'vLLM-based'.")
+    summary = models.TextField(blank=True, help_text="What the tool is, in one or two sentences.")
+    rating = models.DecimalField(
+        max_digits=2,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("5"))],
+        help_text="Only where a source rates the tool; never invented.",
+    )
+    rating_source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    rank = models.PositiveIntegerField(null=True, blank=True, help_text="Position in the rated comparison.")
+    verdict = models.TextField(blank=True)
+    ideal_for = models.TextField(blank=True)
+    pricing_summary = models.TextField(blank=True)
+    licence = models.ForeignKey(Licence, null=True, blank=True, on_delete=models.PROTECT, related_name="tools")
+    repository_url = models.URLField(max_length=500, blank=True)
+    website_url = models.URLField(max_length=500, blank=True)
+    last_verified = models.DateField(null=True, blank=True)
+    sources = models.ManyToManyField(Source, blank=True, related_name="tools")
+    hardware = models.ManyToManyField(HardwareTarget, through="HardwareSupport", related_name="tools")
+    quant_formats = models.ManyToManyField(QuantFormat, through="ToolQuantFormat", related_name="tools")
+    api_surfaces = models.ManyToManyField(ApiSurface, through="ToolApiSurface", related_name="tools")
+    features = models.ManyToManyField(Feature, through="ToolFeature", related_name="tools")
+
+    objects = ToolQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_open_source(self) -> bool:
+        return bool(self.licence and self.licence.is_open_source)
+
+
+class PriceItem(TimeStampedModel):
+    """One price a source states: per-token, hourly, monthly, a credit, a free tier, a discount."""
+
+    class Unit(models.TextChoices):
+        PER_MTOK = "per_mtok", "USD per 1M tokens (input / output)"
+        PER_HOUR = "per_hour", "USD per hour"
+        PER_MONTH = "per_month", "USD per month"
+        PER_AUDIO_HOUR = "per_audio_hour", "USD per hour of audio"
+        PER_MTOK_TRAINING = "per_mtok_training", "USD per 1M training tokens"
+        CREDIT = "credit", "One-off credit / minimum purchase"
+        DISCOUNT = "discount", "Discount"
+        FREE = "free", "Free"
+        LIMIT = "limit", "Usage limit"
+        QUOTE = "quote", "On request"
+
+    class Tier(models.TextChoices):
+        ON_DEMAND = "on_demand", "On demand"
+        BATCH = "batch", "Batch"
+        DEDICATED = "dedicated", "Dedicated"
+        INTERRUPTIBLE = "interruptible", "Interruptible"
+        SUBSCRIPTION = "subscription", "Subscription"
+        FREE = "free", "Free tier"
+        TRIAL = "trial", "Trial"
+        PREPAID = "prepaid", "Prepaid"
+        FINE_TUNING = "fine_tuning", "Fine-tuning"
+        ENTERPRISE = "enterprise", "Enterprise"
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="price_items")
+    item = models.CharField(max_length=160, help_text="Model, GPU SKU or plan the price applies to.")
+    unit = models.CharField(max_length=24, choices=Unit.choices)
+    tier = models.CharField(max_length=20, choices=Tier.choices, default=Tier.ON_DEMAND)
+    input_usd_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    output_usd_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    amount_usd = models.DecimalField(
+        max_digits=12, decimal_places=4, null=True, blank=True,
+        help_text="Hourly, monthly, per-audio-hour, per-training-token or credit amount, by unit.",
+    )
+    discount_percent = models.DecimalField(max_digits=5, decimal_places=2, null=True, blank=True)
+    is_lower_bound = models.BooleanField(default=False, help_text="The source says 'from' this price.")
+    notes = models.CharField(max_length=400, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    verified_on = models.DateField(null=True, blank=True)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="price_items")
+
+    class Meta:
+        ordering = ["tool", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["tool", "item", "unit", "tier"], name="price_item_unique_per_tool")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool}: {self.item} ({self.get_unit_display()})"
+
+
+class HardwareSupport(TimeStampedModel):
+    class Level(models.TextChoices):
+        NATIVE = "native", "Native"
+        PARTIAL = "partial", "Partial / experimental"
+        PLUGIN = "plugin", "Via plugin"
+        PROVIDER = "provider", "Runs on (hosted)"
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="hardware_support")
+    hardware = models.ForeignKey(HardwareTarget, on_delete=models.PROTECT, related_name="support")
+    level = models.CharField(max_length=12, choices=Level.choices, default=Level.NATIVE)
+    notes = models.CharField(max_length=400, blank=True)
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["hardware__position", "hardware__name"]
+        constraints = [models.UniqueConstraint(fields=["tool", "hardware"], name="hardware_support_unique")]
+
+
+class ToolQuantFormat(TimeStampedModel):
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="quant_format_support")
+    quant_format = models.ForeignKey(QuantFormat, on_delete=models.PROTECT, related_name="support")
+    notes = models.CharField(max_length=400, blank=True)
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["quant_format__name"]
+        constraints = [models.UniqueConstraint(fields=["tool", "quant_format"], name="tool_quant_format_unique")]
+
+
+class ToolApiSurface(TimeStampedModel):
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="api_surface_support")
+    api_surface = models.ForeignKey(ApiSurface, on_delete=models.PROTECT, related_name="support")
+    gaps = models.TextField(blank=True, help_text="Documented deviations from the API it claims to speak.")
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["api_surface__name"]
+        constraints = [models.UniqueConstraint(fields=["tool", "api_surface"], name="tool_api_surface_unique")]
+
+
+class ToolFeature(TimeStampedModel):
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="feature_support")
+    feature = models.ForeignKey(Feature, on_delete=models.PROTECT, related_name="support")
+    notes = models.CharField(max_length=400, blank=True)
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["feature__position", "feature__name"]
+        constraints = [models.UniqueConstraint(fields=["tool", "feature"], name="tool_feature_unique")]
+
+
+class Caveat(TimeStampedModel):
+    class Severity(models.TextChoices):
+        SECURITY = "security", "Security"
+        WARNING = "warning", "Warning"
+        EDITORIAL = "editorial", "Editorial disagreement"
+        INFO = "info", "Note"
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="caveats")
+    key = models.SlugField(max_length=80)
+    severity = models.CharField(max_length=12, choices=Severity.choices, default=Severity.WARNING)
+    title = models.CharField(max_length=200)
+    body = models.TextField()
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="caveats")
+
+    class Meta:
+        ordering = ["tool", "severity", "key"]
+        constraints = [models.UniqueConstraint(fields=["tool", "key"], name="caveat_unique_per_tool")]
+
+    def __str__(self) -> str:
+        return f"{self.tool}: {self.title}"
+
+
+class UseCase(TimeStampedModel):
+    class Group(models.TextChoices):
+        WHERE_IT_FITS = "where_it_fits", "Where this step fits"
+        FINAL_MAP = "final_map", "Opinionated map"
+        HARDWARE_RECIPE = "hardware_recipe", "Hardware recipe"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    question = models.CharField(max_length=300)
+    group = models.CharField(max_length=20, choices=Group.choices)
+    summary = models.TextField(blank=True)
+    position = models.PositiveIntegerField(default=0)
+    sources = models.ManyToManyField(Source, blank=True, related_name="use_cases")
+
+    class Meta:
+        ordering = ["group", "position", "title"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class UseCaseRecommendation(TimeStampedModel):
+    """One tool named for a use case; a source's listing that the project does not endorse is kept, unrecommended."""
+
+    use_case = models.ForeignKey(UseCase, on_delete=models.CASCADE, related_name="recommendations")
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="use_case_recommendations")
+    position = models.PositiveIntegerField(default=0)
+    reason = models.TextField()
+    is_recommended = models.BooleanField(default=True)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["use_case", "position"]
+        constraints = [models.UniqueConstraint(fields=["use_case", "tool"], name="use_case_tool_unique")]
+
+
+class HardwareSpec(TimeStampedModel):
+    """Memory and bandwidth of one device, for the fit calculator."""
+
+    slug = models.SlugField(max_length=60, unique=True)
+    name = models.CharField(max_length=120)
+    vendor = models.CharField(max_length=80)
+    hardware_target = models.ForeignKey(
+        HardwareTarget, null=True, blank=True, on_delete=models.SET_NULL, related_name="specs"
+    )
+    memory_gb = models.DecimalField(max_digits=7, decimal_places=1, help_text="Device memory in GB.")
+    bandwidth_gb_s = models.DecimalField(max_digits=8, decimal_places=1, help_text="Memory bandwidth in GB/s.")
+    memory_kind = models.CharField(max_length=40, blank=True, help_text="HBM3, GDDR7, unified LPDDR5, ...")
+    is_unified_memory = models.BooleanField(default=False)
+    notes = models.CharField(max_length=300, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="hardware_specs")
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("config.api_urls")),
+    path("", include("probes.urls")),
+    path("", include("recommend.urls")),
+    path("", include("catalog.urls")),
+]

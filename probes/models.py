@@ -1,0 +1,174 @@
+"""Probe targets, every stored run with its per-request measurements, and the summaries pages read."""
+from django.core.validators import RegexValidator
+from django.db import models
+
+from catalog.models import TimeStampedModel, Tool
+
+API_KEY_ENV_VALIDATOR = RegexValidator(
+    r"^[A-Z][A-Z0-9_]*$", "Must be an environment variable name: upper case letters, digits and underscores."
+)
+
+
+class ProbeTarget(TimeStampedModel):
+    """An OpenAI-compatible endpoint to measure. The API key is never stored: only the variable that holds it."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=160)
+    tool = models.ForeignKey(Tool, on_delete=models.PROTECT, related_name="probe_targets")
+    base_url = models.URLField(max_length=300, help_text="Up to and including /v1.")
+    model_id = models.CharField(max_length=200)
+    api_key_env = models.CharField(max_length=80, blank=True, validators=[API_KEY_ENV_VALIDATOR])
+    hardware = models.CharField(max_length=200, blank=True)
+    quantization = models.CharField(max_length=80, blank=True)
+    engine_version = models.CharField(max_length=80, blank=True)
+    region = models.CharField(max_length=80, blank=True)
+    notes = models.TextField(blank=True)
+    enabled = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProbeRun(TimeStampedModel):
+    class Suite(models.TextChoices):
+        SPEED = "speed", "Speed"
+        COMPAT = "compat", "Compatibility"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Partially failed"
+        FAILED = "failed", "Failed"
+        NOT_CONFIGURED = "not_configured", "Not configured"
+
+    target = models.ForeignKey(ProbeTarget, on_delete=models.CASCADE, related_name="runs")
+    suite = models.CharField(max_length=10, choices=Suite.choices)
+    workload = models.CharField(max_length=40, blank=True, help_text="e.g. 'in-1k' for about 1,000 input tokens.")
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    max_output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    concurrency = models.PositiveIntegerField(default=1)
+    request_count = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error_class = models.CharField(max_length=60, blank=True)
+    error_message = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    region = models.CharField(max_length=80, blank=True)
+    task_id = models.CharField(max_length=80, blank=True)
+    queued_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    target_snapshot = models.JSONField(
+        default=dict, blank=True, help_text="Target fields as they were when the run started (no secrets)."
+    )
+    request_params = models.JSONField(default=dict, blank=True, help_text="What was sent, to reproduce the run.")
+    server_info = models.JSONField(default=dict, blank=True, help_text="Engine/version headers seen.")
+    client_info = models.JSONField(default=dict, blank=True, help_text="Client version, host, Python.")
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["target", "suite", "-queued_at"], name="run_target_suite_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.target} {self.suite} #{self.pk}"
+
+
+class RequestMeasurement(models.Model):
+    """One streamed request of a speed run; times in milliseconds from the moment the request was written."""
+
+    run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="measurements")
+    index = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    ok = models.BooleanField(default=True)
+    http_status = models.PositiveIntegerField(null=True, blank=True)
+    queue_ms = models.FloatField(null=True, blank=True, help_text="Client-side wait before the request was sent.")
+    connect_ms = models.FloatField(null=True, blank=True)
+    headers_ms = models.FloatField(null=True, blank=True)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    ttfat_ms = models.FloatField(null=True, blank=True, help_text="Time to first answer (non-reasoning) token.")
+    e2e_ms = models.FloatField(null=True, blank=True)
+    tpot_ms = models.FloatField(null=True, blank=True)
+    output_speed_tps = models.FloatField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens_source = models.CharField(max_length=20, blank=True, help_text="'usage' or 'estimate'.")
+    chunks = models.PositiveIntegerField(null=True, blank=True)
+    itl_p50_ms = models.FloatField(null=True, blank=True)
+    itl_p95_ms = models.FloatField(null=True, blank=True)
+    itl_p99_ms = models.FloatField(null=True, blank=True)
+    gaps_ms = models.JSONField(default=list, blank=True, help_text="Gap before each token-bearing chunk.")
+    tokens_per_chunk = models.JSONField(default=list, blank=True)
+    buffered = models.BooleanField(default=False)
+    server_timings = models.JSONField(default=dict, blank=True)
+    request_id = models.CharField(max_length=200, blank=True)
+    error_class = models.CharField(max_length=60, blank=True)
+    error_message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="measurement_unique_per_run")]
+
+
+class CompatOutcome(models.Model):
+    class Outcome(models.TextChoices):
+        SUPPORTED = "supported", "Supported"
+        ACCEPTED = "accepted", "Accepted"
+        IGNORED = "ignored", "Ignored"
+        REJECTED = "rejected", "Rejected"
+        ERROR = "error", "Error"
+
+    run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="compat_outcomes")
+    check_name = models.CharField(max_length=40)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    http_status = models.PositiveIntegerField(null=True, blank=True)
+    message = models.TextField(blank=True, help_text="The provider's own error message, when it rejected.")
+    detail = models.TextField(blank=True, help_text="What the check observed.")
+
+    class Meta:
+        ordering = ["run", "check_name"]
+        constraints = [models.UniqueConstraint(fields=["run", "check_name"], name="compat_outcome_unique_per_run")]
+
+
+class MeasurementSummary(TimeStampedModel):
+    """Percentiles over all stored requests and the median of the last 72 hours, per target x workload x concurrency."""
+
+    target = models.ForeignKey(ProbeTarget, on_delete=models.CASCADE, related_name="summaries")
+    workload = models.CharField(max_length=40)
+    concurrency = models.PositiveIntegerField(default=1)
+    samples = models.PositiveIntegerField(default=0)
+    samples_72h = models.PositiveIntegerField(default=0)
+    success_rate = models.FloatField(null=True, blank=True)
+    success_rate_72h = models.FloatField(null=True, blank=True)
+    metrics = models.JSONField(
+        default=dict,
+        help_text="{metric: {p50, p95, p99, median_72h}} for ttft_ms, ttfat_ms, e2e_ms, output_speed_tps, tpot_ms.",
+    )
+    first_run_at = models.DateTimeField(null=True, blank=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_run = models.ForeignKey(ProbeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["target", "workload", "concurrency"]
+        constraints = [
+            models.UniqueConstraint(fields=["target", "workload", "concurrency"], name="summary_unique_per_workload")
+        ]
+
+
+class CompatStatus(TimeStampedModel):
+    """The latest outcome of each compatibility check for a target: one cell of the matrix."""
+
+    target = models.ForeignKey(ProbeTarget, on_delete=models.CASCADE, related_name="compat_statuses")
+    check_name = models.CharField(max_length=40)
+    outcome = models.CharField(max_length=10, choices=CompatOutcome.Outcome.choices)
+    http_status = models.PositiveIntegerField(null=True, blank=True)
+    message = models.TextField(blank=True)
+    detail = models.TextField(blank=True)
+    checked_at = models.DateTimeField()
+    run = models.ForeignKey(ProbeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["target", "check_name"]
+        constraints = [models.UniqueConstraint(fields=["target", "check_name"], name="compat_status_unique")]
