@@ -67,6 +67,11 @@ class ProbeRun(TimeStampedModel):
     request_params = models.JSONField(default=dict, blank=True, help_text="What was sent, to reproduce the run.")
     server_info = models.JSONField(default=dict, blank=True, help_text="Engine/version headers seen.")
     client_info = models.JSONField(default=dict, blank=True, help_text="Client version, host, Python.")
+    summary = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Per-run figures for history charts: {metric: {p50, p95, p99}}, success_rate, requests.",
+    )
 
     class Meta:
         ordering = ["-queued_at", "-id"]

@@ -140,3 +140,75 @@ class ProbeTargetFactory(DjangoModelFactory):
     model_id = "gpt-oss-120b"
     api_key_env = "ATLAS_TEST_API_KEY"
     enabled = True
+
+
+class ProbeRunFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.ProbeRun
+
+    target = factory.SubFactory(ProbeTargetFactory)
+    suite = probes.ProbeRun.Suite.SPEED
+    workload = "in-100"
+    input_tokens = 100
+    max_output_tokens = 128
+    concurrency = 1
+    request_count = 3
+    status = probes.ProbeRun.Status.SUCCEEDED
+
+
+class RequestMeasurementFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.RequestMeasurement
+
+    run = factory.SubFactory(ProbeRunFactory)
+    index = factory.Sequence(lambda n: n)
+    started_at = factory.LazyFunction(lambda: datetime.datetime.now(datetime.UTC))
+    http_status = 200
+    headers_ms = 40.0
+    ttft_ms = 120.0
+    ttfat_ms = 120.0
+    e2e_ms = 1400.0
+    tpot_ms = 10.0
+    output_speed_tps = 100.0
+    output_tokens = 128
+    output_tokens_source = "usage"
+    chunks = 128
+
+
+class CompatOutcomeFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.CompatOutcome
+
+    run = factory.SubFactory(ProbeRunFactory, suite=probes.ProbeRun.Suite.COMPAT, workload="")
+    check_name = "logprobs"
+    outcome = probes.CompatOutcome.Outcome.SUPPORTED
+
+
+class MeasurementSummaryFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.MeasurementSummary
+
+    target = factory.SubFactory(ProbeTargetFactory)
+    workload = "in-100"
+    concurrency = 1
+    samples = 3
+    samples_72h = 3
+    success_rate = 1.0
+    success_rate_72h = 1.0
+    metrics = factory.LazyFunction(
+        lambda: {
+            "ttft_ms": {"p50": 120.0, "p95": 150.0, "p99": 160.0, "median_72h": 121.0},
+            "output_speed_tps": {"p50": 100.0, "p95": 110.0, "p99": 112.0, "median_72h": 101.0},
+            "e2e_ms": {"p50": 1400.0, "p95": 1500.0, "p99": 1550.0, "median_72h": 1402.0},
+        }
+    )
+
+
+class CompatStatusFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.CompatStatus
+
+    target = factory.SubFactory(ProbeTargetFactory)
+    check_name = "logprobs"
+    outcome = probes.CompatOutcome.Outcome.SUPPORTED
+    checked_at = factory.LazyFunction(lambda: datetime.datetime.now(datetime.UTC))
