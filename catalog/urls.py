@@ -6,4 +6,7 @@ app_name = "catalog"
 
 urlpatterns = [
     path("", views.catalog_index, name="index"),
+    path("tools/<slug:slug>/", views.tool_detail, name="tool_detail"),
+    path("compare/", views.compare, name="compare"),
+    path("guide/", views.guide, name="guide"),
 ]

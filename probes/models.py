@@ -1,12 +1,23 @@
 """Probe targets, every stored run with its per-request measurements, and the summaries pages read."""
+import os
+
 from django.core.validators import RegexValidator
 from django.db import models
+from django.utils import timezone
 
 from catalog.models import TimeStampedModel, Tool
 
 API_KEY_ENV_VALIDATOR = RegexValidator(
     r"^[A-Z][A-Z0-9_]*$", "Must be an environment variable name: upper case letters, digits and underscores."
 )
+
+
+class ProbeTargetQuerySet(models.QuerySet):
+    def enabled(self):
+        return self.filter(enabled=True)
+
+    def for_listing(self):
+        return self.select_related("tool")
 
 
 class ProbeTarget(TimeStampedModel):
@@ -25,11 +36,38 @@ class ProbeTarget(TimeStampedModel):
     notes = models.TextField(blank=True)
     enabled = models.BooleanField(default=False)
 
+    objects = ProbeTargetQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def needs_api_key(self) -> bool:
+        return bool(self.api_key_env)
+
+    @property
+    def api_key_is_set(self) -> bool:
+        """Whether THIS process sees the key; workers and the web server may have different environments."""
+        return bool(self.api_key_env) and bool(os.environ.get(self.api_key_env))
+
+    @property
+    def is_configured(self) -> bool:
+        """A target that needs a key is configured only where its variable is set; keyless targets always are."""
+        return not self.needs_api_key or self.api_key_is_set
+
+
+class ProbeRunQuerySet(models.QuerySet):
+    def finished(self):
+        return self.filter(status__in=ProbeRun.FINISHED_STATUSES)
+
+    def pending(self):
+        return self.filter(status__in=[ProbeRun.Status.QUEUED, ProbeRun.Status.RUNNING])
+
+    def lease_expired(self, *, now=None):
+        return self.filter(status=ProbeRun.Status.RUNNING, lease_expires_at__lt=now or timezone.now())
 
 
 class ProbeRun(TimeStampedModel):
@@ -45,6 +83,8 @@ class ProbeRun(TimeStampedModel):
         FAILED = "failed", "Failed"
         NOT_CONFIGURED = "not_configured", "Not configured"
 
+    FINISHED_STATUSES = (Status.SUCCEEDED, Status.PARTIAL, Status.FAILED, Status.NOT_CONFIGURED)
+
     target = models.ForeignKey(ProbeTarget, on_delete=models.CASCADE, related_name="runs")
     suite = models.CharField(max_length=10, choices=Suite.choices)
     workload = models.CharField(max_length=40, blank=True, help_text="e.g. 'in-1k' for about 1,000 input tokens.")
@@ -58,6 +98,13 @@ class ProbeRun(TimeStampedModel):
     worker = models.CharField(max_length=200, blank=True)
     region = models.CharField(max_length=80, blank=True)
     task_id = models.CharField(max_length=80, blank=True)
+    queue = models.CharField(max_length=120, blank=True, help_text="Celery queue the run was sent to.")
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="How many times a worker claimed the run; a worker that dies leaves it to the next."
+    )
+    lease_expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="A running run whose lease passed belongs to a dead worker."
+    )
     queued_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -73,12 +120,24 @@ class ProbeRun(TimeStampedModel):
         help_text="Per-run figures for history charts: {metric: {p50, p95, p99}}, success_rate, requests.",
     )
 
+    objects = ProbeRunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-queued_at", "-id"]
         indexes = [models.Index(fields=["target", "suite", "-queued_at"], name="run_target_suite_recent")]
+        constraints = [
+            # The database, not a hope, keeps a second run of the same endpoint from starting.
+            models.UniqueConstraint(
+                fields=["target"], condition=models.Q(status="running"), name="one_running_run_per_target"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.target} {self.suite} #{self.pk}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED_STATUSES
 
 
 class RequestMeasurement(models.Model):

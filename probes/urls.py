@@ -1,5 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from probes import views
 
 app_name = "probes"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("providers/", views.providers_dashboard, name="providers"),
+    path("engines/", views.engines_dashboard, name="engines"),
+    path("methodology/", views.methodology, name="methodology"),
+]

@@ -1,5 +1,13 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from recommend import views
 
 app_name = "recommend"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("use-cases/", views.use_cases, name="use_case_list"),
+    path("use-cases/<slug:slug>/", views.use_case_detail, name="use_case_detail"),
+    path("recommend/", views.wizard, name="wizard"),
+    path("fit/", views.fit, name="fit"),
+    path("break-even/", views.break_even, name="break_even"),
+]

@@ -82,6 +82,8 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env("DJANGO_CACHE_PREFIX", default="atlas"),
+            # A cache that stops answering must slow pages down, not hang them.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:
@@ -101,6 +103,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise warns on every request while the collectstatic target does not exist yet.
+STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Lets runserver and gunicorn serve assets without a collectstatic step on a fresh machine.
 WHITENOISE_USE_FINDERS = env.bool("DJANGO_WHITENOISE_USE_FINDERS", default=True)
@@ -155,5 +159,107 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE: dict = {}
 
 # --- Probes (schedule, workloads) ---
+from celery.schedules import crontab  # noqa: E402
+from kombu import Queue  # noqa: E402
+
+# Workers carry a region label; runs record it. A worker with PROBE_REGION=eu-west consumes the
+# default queue and "probes.eu-west", so runs pinned to that region only run there.
+PROBE_REGION = env("PROBE_REGION", default="")
+PROBE_QUEUE_PREFIX = "probes."
+if PROBE_REGION:
+    CELERY_TASK_QUEUES = (Queue("celery"), Queue(PROBE_QUEUE_PREFIX + PROBE_REGION))
+# Regions the scheduler fans each scheduled probe out to; empty means "any worker" (default queue).
+PROBE_SCHEDULE_REGIONS = env.list("PROBE_SCHEDULE_REGIONS", default=[])
+# Workload names come from probes.client.WORKLOADS (about 100, 1k and 10k input tokens).
+PROBE_SCHEDULED_WORKLOADS = env.list("PROBE_SCHEDULED_WORKLOADS", default=["in-100", "in-1k", "in-10k"])
+# Fixed output length per workload, as Artificial Analysis pairs them (100/300, 1k/1k, 10k/1.5k);
+# PROBE_MAX_OUTPUT_TOKENS, when set, overrides all of them.
+PROBE_WORKLOAD_MAX_TOKENS = {"in-100": 300, "in-1k": 1000, "in-10k": 1500}
+PROBE_MAX_OUTPUT_TOKENS = env.int("PROBE_MAX_OUTPUT_TOKENS", default=0)
+PROBE_PARALLEL_WORKLOAD = env("PROBE_PARALLEL_WORKLOAD", default="in-1k")
+PROBE_PARALLEL_CONCURRENCY = env.int("PROBE_PARALLEL_CONCURRENCY", default=10)
+# Requests per single-stream run; a parallel run sends at least one request per stream.
+PROBE_SPEED_REQUESTS = env.int("PROBE_SPEED_REQUESTS", default=3)
+# A running run renews its lease every third of this; a lapsed lease means its worker died.
+PROBE_RUN_LEASE_SECONDS = env.int("PROBE_RUN_LEASE_SECONDS", default=90)
+PROBE_RUN_MAX_ATTEMPTS = env.int("PROBE_RUN_MAX_ATTEMPTS", default=3)
+# The client's own per-request deadlines are far shorter; these only stop a wedged run.
+PROBE_RUN_SOFT_TIME_LIMIT = env.int("PROBE_RUN_SOFT_TIME_LIMIT", default=600)
+PROBE_RUN_TIME_LIMIT = PROBE_RUN_SOFT_TIME_LIMIT + 30
+# A probe that waited in the broker longer than this measures nothing useful any more.
+PROBE_RUN_TASK_EXPIRES = env.int("PROBE_RUN_TASK_EXPIRES", default=3 * 3600)
+PROBE_RUN_BUSY_RETRY_SECONDS = env.int("PROBE_RUN_BUSY_RETRY_SECONDS", default=30)
+PROBE_RUN_BUSY_MAX_RETRIES = env.int("PROBE_RUN_BUSY_MAX_RETRIES", default=40)
+PROBE_RUN_STALE_QUEUED_SECONDS = env.int("PROBE_RUN_STALE_QUEUED_SECONDS", default=1800)
+PROBE_RUN_MAX_AGE_SECONDS = env.int("PROBE_RUN_MAX_AGE_SECONDS", default=6 * 3600)
+PROBE_SUMMARY_WINDOW_DAYS = env.int("PROBE_SUMMARY_WINDOW_DAYS", default=30)
+PROBE_MEDIAN_WINDOW_HOURS = 72  # Artificial Analysis reports the median of the past 72 hours.
+
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # https://crontab.guru/#7_*/3_*_*_*  (every 3 hours, as Artificial Analysis does)
+        "probes-speed-every-3h": {
+            "task": "probes.tasks.probe_schedule_speed_task",
+            "schedule": crontab(minute=7, hour="*/3"),
+            "options": {"expires": 3600},
+        },
+        # https://crontab.guru/#37_4_*_*_*  (04:37 daily: 10 parallel streams and the compat suite)
+        "probes-parallel-and-compat-daily": {
+            "task": "probes.tasks.probe_schedule_daily_task",
+            "schedule": crontab(minute=37, hour=4),
+            "options": {"expires": 3600},
+        },
+        "probes-recover-runs": {
+            "task": "probes.tasks.probe_runs_recover_task",
+            "schedule": 300.0,
+            "options": {"expires": 240},
+        },
+    }
+)
 
 # --- REST API ---
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    # Deny by default: every view may read, only staff may write unless a view says otherwise.
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.IsStaffOrReadOnly"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.throttles.AnonBurstThrottle", "core.throttles.UserBurstThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("API_THROTTLE_ANON", default="120/min"),
+        "user": env("API_THROTTLE_USER", default="600/min"),
+        "probe_runs": env("API_THROTTLE_PROBE_RUNS", default="30/hour"),
+    },
+    # Number of reverse proxies in front of the app; 0 means the socket peer is the client and
+    # X-Forwarded-For is ignored, so a forged header cannot buy a fresh throttle bucket.
+    "NUM_PROXIES": env.int("API_NUM_PROXIES", default=0),
+    "EXCEPTION_HANDLER": "core.exceptions.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AtlasAutoSchema",
+    "URL_FORMAT_OVERRIDE": "format",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.FormatParamNegotiation",
+    "COERCE_DECIMAL_TO_STRING": True,
+    "DATETIME_FORMAT": "iso-8601",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Inference Atlas API",
+    "DESCRIPTION": (
+        "The catalog of LLM inference engines and hosted providers, and every probe measurement, "
+        "as JSON or CSV. Anonymous clients read within a rate limit; staff write with a token. "
+        "Errors always have the shape {\"error\": {\"code\", \"message\", \"fields\"}}."
+    ),
+    "VERSION": "1.0.0",
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {},
+}

@@ -1,0 +1,376 @@
+"""Latency and throughput of the catalog pages against a trivial Django view, served by gunicorn.
+
+Sets up a dedicated PostgreSQL database (``atlas_bench_pages``, dropped and re-created), migrates it,
+loads the real catalog with ``manage.py load_catalog``, serves the site with gunicorn (2 sync
+workers, persistent DB connections) on a free loopback port, then measures in one run:
+
+* latency: one request at a time, the endpoints interleaved in a shuffled order each round;
+* throughput: bursts of concurrent requests, endpoint after endpoint in shuffled rounds.
+
+The trivial view lives in benchmarks/pages_urls.py (not in the product) and goes through the same
+middleware stack. Results are printed and written to benchmarks/results/pages.md.
+
+    .venv/bin/python benchmarks/pages.py [--requests 300] [--rounds 6] [--burst 48] [--concurrency 4]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import http.client
+import itertools
+import os
+import platform
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / "benchmarks"
+RESULTS = BENCH_DIR / "results" / "pages.md"
+PYTHON = sys.executable
+GUNICORN = str(Path(sys.executable).parent / "gunicorn")
+DB_NAME = "atlas_bench_pages"
+TARGET_RATIO = 3.0
+
+
+@dataclass
+class Endpoint:
+    name: str
+    path: str
+    # A unique extra query parameter on every request defeats the page cache: the cost of a cold render.
+    uncached: bool = False
+    latencies_ms: list[float] = field(default_factory=list)
+    burst_requests: int = 0
+    burst_seconds: float = 0.0
+    queries: int | None = None
+    body_bytes: int = 0
+
+    def percentile(self, fraction: float) -> float:
+        ordered = sorted(self.latencies_ms)
+        rank = max(0, min(len(ordered) - 1, round(fraction * (len(ordered) - 1))))
+        return ordered[rank]
+
+    def next_path(self, counter: itertools.count) -> str:
+        if not self.uncached:
+            return self.path
+        return f"{self.path}{'&' if '?' in self.path else '?'}cold={next(counter)}"
+
+    @property
+    def requests_per_second(self) -> float:
+        return self.burst_requests / self.burst_seconds if self.burst_seconds else 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def environment(server_url: str, redis_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="pages_settings",
+        PYTHONPATH=os.pathsep.join([str(BENCH_DIR), str(ROOT)]),
+        DATABASE_URL=f"{server_url.rstrip('/')}/{DB_NAME}",
+        DJANGO_CONN_MAX_AGE="60",
+        DJANGO_DEBUG="False",
+        DJANGO_LOG_LEVEL="WARNING",
+    )
+    if redis_url:
+        env.update(REDIS_URL=redis_url, DJANGO_CACHE_PREFIX="bench-pages")
+    else:
+        env.pop("REDIS_URL", None)  # each gunicorn worker then keeps its own in-memory cache
+    return env
+
+
+def recreate_database(server_url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{server_url.rstrip('/')}/postgres", autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+        connection.execute(f'CREATE DATABASE "{DB_NAME}"')
+
+
+def drop_database(server_url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{server_url.rstrip('/')}/postgres", autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+
+
+def manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def fetch(port: int, path: str) -> tuple[int, int, float]:
+    started = time.perf_counter_ns()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path, headers={"Host": "127.0.0.1"})
+        response = connection.getresponse()
+        body = response.read()
+    finally:
+        connection.close()
+    return response.status, len(body), (time.perf_counter_ns() - started) / 1e6
+
+
+def wait_until_up(port: int, process: subprocess.Popen, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("gunicorn exited during start-up")
+        try:
+            if fetch(port, "/bench/trivial/")[0] == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not answer within 30 s")
+
+
+def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
+    """Queries per request, from an in-process Django test client against the same database."""
+    script = (
+        "import django, sys\n"
+        "django.setup()\n"
+        "from django.db import connection\n"
+        "from django.test import Client\n"
+        "from django.test.utils import CaptureQueriesContext\n"
+        "client = Client(HTTP_HOST='127.0.0.1')\n"
+        "paths = sys.argv[1:]\n"
+        "for warm, counted in zip(paths[::2], paths[1::2]):\n"
+        "    client.get(warm)\n"
+        "    with CaptureQueriesContext(connection) as captured:\n"
+        "        client.get(counted)\n"
+        "    print(len(captured.captured_queries))\n"
+    )
+    paths = [path for endpoint in endpoints for path in (endpoint.next_path(COLD), endpoint.next_path(COLD))]
+    output = subprocess.run(
+        [PYTHON, "-c", script, *paths],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    ).stdout.split()
+    for endpoint, queries in zip(endpoints, output, strict=True):
+        endpoint.queries = int(queries)
+
+
+COLD = itertools.count()
+
+
+def measure_latency(port: int, endpoints: list[Endpoint], requests: int, rng: random.Random) -> None:
+    order = list(endpoints)
+    for _ in range(requests):
+        rng.shuffle(order)
+        for endpoint in order:
+            status, size, elapsed_ms = fetch(port, endpoint.next_path(COLD))
+            if status != 200:
+                raise RuntimeError(f"{endpoint.path} answered {status}")
+            endpoint.body_bytes = size
+            endpoint.latencies_ms.append(elapsed_ms)
+
+
+def measure_throughput(
+    port: int, endpoints: list[Endpoint], rounds: int, burst: int, concurrency: int, rng: random.Random
+) -> None:
+    order = list(endpoints)
+    per_thread = burst // concurrency
+    failures: list[str] = []
+
+    def worker(endpoint: Endpoint) -> None:
+        for _ in range(per_thread):
+            status, _, _ = fetch(port, endpoint.next_path(COLD))
+            if status != 200:
+                failures.append(f"{endpoint.path}: {status}")
+
+    for _ in range(rounds):
+        rng.shuffle(order)
+        for endpoint in order:
+            threads = [threading.Thread(target=worker, args=(endpoint,)) for _ in range(concurrency)]
+            started = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            endpoint.burst_seconds += time.perf_counter() - started
+            endpoint.burst_requests += per_thread * concurrency
+    if failures:
+        raise RuntimeError(f"{len(failures)} failed requests, e.g. {failures[0]}")
+
+
+def machine() -> dict[str, str]:
+    def run(*command: str) -> str:
+        try:
+            # rstrip only: the first line of `free -h` is indented to align its columns.
+            return subprocess.run(command, capture_output=True, text=True, check=True).stdout.rstrip()
+        except (OSError, subprocess.CalledProcessError):
+            return "unknown"
+
+    cpu = "unknown"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    import django
+
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "nproc": run("nproc"),
+        "cpu": cpu,
+        "memory": run("free", "-h"),
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "postgres": run("psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "show server_version"),
+    }
+
+
+def load_average() -> str:
+    path = Path("/proc/loadavg")
+    return " ".join(path.read_text().split()[:3]) if path.exists() else "unknown"
+
+
+def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, str]) -> str:
+    baseline = endpoints[0].percentile(0.5)
+    lines = [
+        "| Endpoint | Path | p50 ms | p99 ms | mean ms | req/s | p50 vs trivial | queries | bytes |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for endpoint in endpoints:
+        ratio = endpoint.percentile(0.5) / baseline
+        lines.append(
+            f"| {endpoint.name} | `{endpoint.path}{' + cold=N' if endpoint.uncached else ''}` | {endpoint.percentile(0.5):.2f} | {endpoint.percentile(0.99):.2f} "
+            f"| {statistics.fmean(endpoint.latencies_ms):.2f} | {endpoint.requests_per_second:.0f} | {ratio:.2f}x "
+            f"| {endpoint.queries} | {endpoint.body_bytes:,} |"
+        )
+    misses = [e.name for e in endpoints[1:] if not e.uncached and e.percentile(0.5) > TARGET_RATIO * baseline]
+    verdict = (
+        f"Every page, as served, is within {TARGET_RATIO:g}x of the trivial view's p50."
+        if not misses
+        else f"Outside {TARGET_RATIO:g}x of the trivial view's p50: {', '.join(misses)}."
+    )
+    memory = "\n".join(f"    {line}" for line in info["memory"].splitlines())
+    return "\n".join(
+        [
+            "# Catalog pages benchmark",
+            "",
+            f"Run: {info['date']} by `benchmarks/pages.py "
+            f"--requests {args.requests} --rounds {args.rounds} --burst {args.burst} --concurrency {args.concurrency}`.",
+            "",
+            f"Machine: {info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, Django {info['django']}, "
+            f"PostgreSQL {info['postgres']}. Memory (`free -h`):",
+            "",
+            memory,
+            "",
+            f"Set-up: database `{DB_NAME}` on the local PostgreSQL, re-created and filled by `manage.py "
+            "load_catalog`; gunicorn, 2 sync workers, on a free loopback port; `DEBUG=False`; "
+            "`CONN_MAX_AGE=60`; a new TCP connection per request (gunicorn's sync workers do not keep alive). "
+            "The load generator runs on the same machine and shares its CPUs. "
+            f"Page cache: {'Redis (' + args.redis_url + ')' if args.redis_url else 'in-memory, per worker'}. "
+            f"Load average (1/5/15 min) before: {info['load_before']}, after: {info['load_after']} — the machine "
+            "is shared, so compare the ratios measured in this run rather than absolute times across runs.",
+            "",
+            "Pages are served from a cache keyed by the catalog's fingerprint (one aggregate query over the "
+            "catalog tables; see docs/site.md). The *cold render* rows add a unique `cold=N` parameter to every "
+            "request, so each one misses the cache and runs the selectors and templates: that is the cost of "
+            "the first view after any catalog edit. The 3x target applies to the pages as served.",
+            "",
+            f"Latency: {args.requests} requests per endpoint, one at a time, the endpoints shuffled in every round. "
+            f"Throughput: {args.rounds} rounds of a {args.burst}-request burst per endpoint with "
+            f"{args.concurrency} concurrent clients, endpoints shuffled each round. Queries: one request "
+            "counted in-process with Django's test client, "
+            "right after a first request: cached pages then need no query at all (the fingerprint is "
+            "reused for a second), and the trivial view's 2 are the BEGIN/COMMIT that ATOMIC_REQUESTS logs (psycopg sends "
+            "neither to the server when no statement ran).",
+            "",
+            *lines,
+            "",
+            f"**{verdict}**",
+            "",
+        ]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=300, help="latency samples per endpoint")
+    parser.add_argument("--rounds", type=int, default=6, help="throughput rounds")
+    parser.add_argument("--burst", type=int, default=48, help="requests per endpoint per throughput round")
+    parser.add_argument("--concurrency", type=int, default=4, help="concurrent clients in a burst")
+    parser.add_argument("--tool", default="together-ai", help="slug of the tool page to measure")
+    parser.add_argument("--compare", default="groq,cerebras,together-ai,fireworks-ai", help="four slugs to compare")
+    parser.add_argument(
+        "--postgres", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432"),
+        help="PostgreSQL server URL (without a database name)",
+    )
+    parser.add_argument(
+        "--redis-url", default="",
+        help="cache the pages in this Redis database (as in production); default: each worker's memory",
+    )
+    parser.add_argument("--keep-db", action="store_true", help=f"leave {DB_NAME} in place afterwards")
+    parser.add_argument("--no-write", action="store_true", help="print only; do not write the results file")
+    args = parser.parse_args()
+
+    env = environment(args.postgres, args.redis_url)
+
+    endpoints = [
+        Endpoint("trivial view", "/bench/trivial/"),
+        Endpoint("catalog", "/"),
+        Endpoint("tool page", f"/tools/{args.tool}/"),
+        Endpoint("compare (4 tools)", f"/compare/?tools={args.compare}"),
+        Endpoint("catalog, cold render", "/", uncached=True),
+        Endpoint("tool page, cold render", f"/tools/{args.tool}/", uncached=True),
+        Endpoint("compare, cold render", f"/compare/?tools={args.compare}", uncached=True),
+    ]
+    rng = random.Random(20261019)
+    load_before = load_average()
+    print(f"Creating {DB_NAME} and loading the catalog…", flush=True)
+    recreate_database(args.postgres)
+    server = None
+    try:
+        manage(env, "migrate", "--noinput", "-v0")
+        manage(env, "load_catalog")
+        count_queries(env, endpoints)
+        port = free_port()
+        server = subprocess.Popen(
+            [GUNICORN, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+             "--log-level", "warning"],
+            cwd=ROOT, env=env,
+        )
+        wait_until_up(port, server)
+        for endpoint in endpoints:
+            for _ in range(20):
+                status, _, _ = fetch(port, endpoint.path)
+                if status != 200:
+                    raise RuntimeError(f"{endpoint.path} answered {status} during warm-up")
+        print(f"Measuring latency ({args.requests} × {len(endpoints)} requests)…", flush=True)
+        measure_latency(port, endpoints, args.requests, rng)
+        print(f"Measuring throughput ({args.rounds} rounds × {args.burst} × {len(endpoints)})…", flush=True)
+        measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency, rng)
+    finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        if not args.keep_db:
+            drop_database(args.postgres)
+
+    info = machine()
+    info.update(load_before=load_before, load_after=load_average())
+    text = report(endpoints, args, info)
+    print(text)
+    if not args.no_write:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text(text)
+        print(f"Wrote {RESULTS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+from django.contrib import admin
+
+from catalog.models import (
+    ApiSurface,
+    Caveat,
+    Feature,
+    HardwareSpec,
+    HardwareSupport,
+    HardwareTarget,
+    Licence,
+    PriceItem,
+    QuantFormat,
+    Source,
+    Tool,
+    ToolApiSurface,
+    ToolFeature,
+    ToolQuantFormat,
+    UseCase,
+    UseCaseRecommendation,
+)
+
+
+class PriceItemInline(admin.TabularInline):
+    model = PriceItem
+    extra = 0
+    fields = (
+        "position", "item", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd",
+        "discount_percent", "is_lower_bound", "notes", "verified_on", "source",
+    )
+    autocomplete_fields = ("source",)
+
+
+class HardwareSupportInline(admin.TabularInline):
+    model = HardwareSupport
+    extra = 0
+    autocomplete_fields = ("hardware", "source")
+
+
+class ToolQuantFormatInline(admin.TabularInline):
+    model = ToolQuantFormat
+    extra = 0
+    autocomplete_fields = ("quant_format", "source")
+
+
+class ToolApiSurfaceInline(admin.TabularInline):
+    model = ToolApiSurface
+    extra = 0
+    autocomplete_fields = ("api_surface", "source")
+
+
+class ToolFeatureInline(admin.TabularInline):
+    model = ToolFeature
+    extra = 0
+    autocomplete_fields = ("feature", "source")
+
+
+class CaveatInline(admin.StackedInline):
+    model = Caveat
+    extra = 0
+    autocomplete_fields = ("source",)
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "kind", "rating", "rank", "licence", "last_verified")
+    list_filter = ("kind", "licence", "licence__is_open_source", "hardware_support__hardware", "last_verified")
+    search_fields = ("name", "slug", "family", "summary", "verdict", "ideal_for")
+    list_select_related = ("licence",)
+    prepopulated_fields = {"slug": ("name",)}
+    autocomplete_fields = ("licence", "rating_source", "sources")
+    ordering = ("name",)
+    inlines = (
+        CaveatInline,
+        PriceItemInline,
+        HardwareSupportInline,
+        ToolQuantFormatInline,
+        ToolApiSurfaceInline,
+        ToolFeatureInline,
+    )
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ("title", "key", "publisher", "verified_on")
+    list_filter = ("publisher", "verified_on")
+    search_fields = ("title", "key", "url", "publisher")
+
+
+@admin.register(Licence)
+class LicenceAdmin(admin.ModelAdmin):
+    list_display = ("spdx_id", "name", "is_open_source")
+    list_filter = ("is_open_source",)
+    search_fields = ("spdx_id", "name")
+
+
+@admin.register(HardwareTarget)
+class HardwareTargetAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "vendor", "category", "position")
+    list_filter = ("category", "vendor")
+    search_fields = ("name", "slug", "vendor")
+
+
+@admin.register(QuantFormat)
+class QuantFormatAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "bits_per_weight", "hardware_requirement")
+    search_fields = ("name", "slug", "description", "hardware_requirement")
+    list_filter = ("source",)
+    autocomplete_fields = ("source",)
+
+
+@admin.register(ApiSurface)
+class ApiSurfaceAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug")
+    search_fields = ("name", "slug", "description")
+
+
+@admin.register(Feature)
+class FeatureAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "position")
+    search_fields = ("name", "slug", "description")
+
+
+@admin.register(PriceItem)
+class PriceItemAdmin(admin.ModelAdmin):
+    list_display = ("tool", "item", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd", "verified_on")
+    list_filter = ("unit", "tier", "tool__kind", "tool", "verified_on")
+    search_fields = ("item", "notes", "tool__name", "tool__slug")
+    list_select_related = ("tool",)
+    autocomplete_fields = ("tool", "source")
+
+
+@admin.register(HardwareSupport)
+class HardwareSupportAdmin(admin.ModelAdmin):
+    list_display = ("tool", "hardware", "level")
+    list_filter = ("level", "hardware")
+    search_fields = ("tool__name", "hardware__name", "notes")
+    list_select_related = ("tool", "hardware")
+    autocomplete_fields = ("tool", "hardware", "source")
+
+
+@admin.register(ToolQuantFormat)
+class ToolQuantFormatAdmin(admin.ModelAdmin):
+    list_display = ("tool", "quant_format")
+    list_filter = ("quant_format",)
+    search_fields = ("tool__name", "quant_format__name", "notes")
+    list_select_related = ("tool", "quant_format")
+    autocomplete_fields = ("tool", "quant_format", "source")
+
+
+@admin.register(ToolApiSurface)
+class ToolApiSurfaceAdmin(admin.ModelAdmin):
+    list_display = ("tool", "api_surface", "has_gaps")
+    list_filter = ("api_surface",)
+    search_fields = ("tool__name", "api_surface__name", "gaps")
+    list_select_related = ("tool", "api_surface")
+    autocomplete_fields = ("tool", "api_surface", "source")
+
+    @admin.display(boolean=True, description="Gaps documented")
+    def has_gaps(self, obj: ToolApiSurface) -> bool:
+        return bool(obj.gaps)
+
+
+@admin.register(ToolFeature)
+class ToolFeatureAdmin(admin.ModelAdmin):
+    list_display = ("tool", "feature")
+    list_filter = ("feature",)
+    search_fields = ("tool__name", "feature__name", "notes")
+    list_select_related = ("tool", "feature")
+    autocomplete_fields = ("tool", "feature", "source")
+
+
+@admin.register(Caveat)
+class CaveatAdmin(admin.ModelAdmin):
+    list_display = ("title", "tool", "severity", "key")
+    list_filter = ("severity", "tool")
+    search_fields = ("title", "body", "key", "tool__name")
+    list_select_related = ("tool",)
+    autocomplete_fields = ("tool", "source")
+
+
+class UseCaseRecommendationInline(admin.TabularInline):
+    model = UseCaseRecommendation
+    extra = 0
+    autocomplete_fields = ("tool", "source")
+
+
+@admin.register(UseCase)
+class UseCaseAdmin(admin.ModelAdmin):
+    list_display = ("title", "slug", "group", "position")
+    list_filter = ("group",)
+    search_fields = ("title", "slug", "question", "summary")
+    autocomplete_fields = ("sources",)
+    inlines = (UseCaseRecommendationInline,)
+
+
+@admin.register(UseCaseRecommendation)
+class UseCaseRecommendationAdmin(admin.ModelAdmin):
+    list_display = ("use_case", "tool", "position", "is_recommended")
+    list_filter = ("is_recommended", "use_case")
+    search_fields = ("use_case__title", "tool__name", "reason")
+    list_select_related = ("use_case", "tool")
+    autocomplete_fields = ("use_case", "tool", "source")
+
+
+@admin.register(HardwareSpec)
+class HardwareSpecAdmin(admin.ModelAdmin):
+    list_display = ("name", "vendor", "memory_gb", "bandwidth_gb_s", "memory_kind", "is_unified_memory")
+    list_filter = ("vendor", "is_unified_memory", "memory_kind")
+    search_fields = ("name", "slug", "vendor", "notes")
+    list_select_related = ("hardware_target",)
+    autocomplete_fields = ("hardware_target", "source")

@@ -1,0 +1,820 @@
+"""REST endpoints of the catalog: tools, prices, sources, hardware, formats, features, use cases, compare.
+
+Style (see docs/api.md): one APIView per resource URL, explicit Filter/Input/Output serializers
+nested in the view, reads from catalog.selectors, writes through catalog.services. Lists are small
+(the whole catalog is a few hundred rows), so they are returned whole, in a stable order.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from catalog import selectors, services
+from catalog.models import (
+    ApiSurface,
+    Feature,
+    HardwareSpec,
+    HardwareSupport,
+    HardwareTarget,
+    Licence,
+    PriceItem,
+    QuantFormat,
+    Source,
+    Tool,
+    ToolApiSurface,
+    ToolFeature,
+    ToolQuantFormat,
+    UseCase,
+    UseCaseRecommendation,
+)
+from core.apis import Api, ListApi, list_envelope, list_response, query_params
+from core.exceptions import ApplicationError
+from core.fields import SlugLookupField
+from probes.apis import MeasurementSummaryOutputSerializer
+from probes.models import MeasurementSummary
+
+TAG_CATALOG = "catalog"
+TAG_WRITES = "catalog writes (staff)"
+
+
+# --- Shared output shapes ------------------------------------------------------------------------
+
+
+class SourceRefSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.CharField()
+
+
+class LicenceSerializer(serializers.Serializer):
+    spdx_id = serializers.CharField()
+    name = serializers.CharField()
+    is_open_source = serializers.BooleanField()
+
+
+class HeadlinePriceSerializer(serializers.Serializer):
+    free = serializers.BooleanField(help_text="Open-source software: no per-token price, only your hardware.")
+    item = serializers.CharField(allow_null=True)
+    input_usd_per_mtok = serializers.CharField(allow_null=True)
+    output_usd_per_mtok = serializers.CharField(allow_null=True)
+
+
+@extend_schema_field(HeadlinePriceSerializer(allow_null=True))
+class HeadlinePriceField(serializers.Field):
+    csv_serializer = HeadlinePriceSerializer()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", read_only=True, allow_null=True, **kwargs)
+
+    def to_representation(self, tool: Tool) -> dict[str, Any] | None:
+        return selectors.headline_price_value(tool)
+
+
+def _tool_url(request: Request | None, slug: str) -> str:
+    return reverse("api:tool-detail", kwargs={"slug": slug}, request=request)
+
+
+class ToolRefSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+
+
+class PriceOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    tool = serializers.CharField(source="tool.slug")
+    tool_name = serializers.CharField(source="tool.name")
+    item = serializers.CharField()
+    unit = serializers.CharField()
+    tier = serializers.CharField()
+    input_usd_per_mtok = serializers.DecimalField(max_digits=10, decimal_places=4, allow_null=True)
+    output_usd_per_mtok = serializers.DecimalField(max_digits=10, decimal_places=4, allow_null=True)
+    amount_usd = serializers.DecimalField(max_digits=12, decimal_places=4, allow_null=True)
+    discount_percent = serializers.DecimalField(max_digits=5, decimal_places=2, allow_null=True)
+    is_lower_bound = serializers.BooleanField()
+    notes = serializers.CharField()
+    verified_on = serializers.DateField(allow_null=True)
+    source = SourceRefSerializer()
+
+
+class DetailHardwareSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="hardware.slug")
+    name = serializers.CharField(source="hardware.name")
+    category = serializers.CharField(source="hardware.category")
+    level = serializers.CharField()
+    notes = serializers.CharField()
+    source = SourceRefSerializer(allow_null=True)
+
+
+class DetailQuantFormatSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="quant_format.slug")
+    name = serializers.CharField(source="quant_format.name")
+    hardware_requirement = serializers.CharField(source="quant_format.hardware_requirement")
+    notes = serializers.CharField()
+    source = SourceRefSerializer(allow_null=True)
+
+
+class DetailApiSurfaceSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="api_surface.slug")
+    name = serializers.CharField(source="api_surface.name")
+    gaps = serializers.CharField()
+    source = SourceRefSerializer(allow_null=True)
+
+
+class DetailFeatureSerializer(serializers.Serializer):
+    slug = serializers.CharField(source="feature.slug")
+    name = serializers.CharField(source="feature.name")
+    notes = serializers.CharField()
+    source = SourceRefSerializer(allow_null=True)
+
+
+class ToolCaveatSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    severity = serializers.CharField()
+    title = serializers.CharField()
+    body = serializers.CharField()
+    source = SourceRefSerializer()
+
+
+class ToolDetailOutputSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    family = serializers.CharField()
+    summary = serializers.CharField()
+    rating = serializers.DecimalField(max_digits=2, decimal_places=1, allow_null=True)
+    rating_source = SourceRefSerializer(allow_null=True)
+    rank = serializers.IntegerField(allow_null=True)
+    verdict = serializers.CharField()
+    ideal_for = serializers.CharField()
+    pricing_summary = serializers.CharField()
+    licence = LicenceSerializer(allow_null=True)
+    open_source = serializers.BooleanField(source="is_open_source")
+    repository_url = serializers.CharField()
+    website_url = serializers.CharField()
+    last_verified = serializers.DateField(allow_null=True)
+    headline_price = HeadlinePriceField()
+    prices = PriceOutputSerializer(source="price_items", many=True)
+    hardware = DetailHardwareSerializer(source="hardware_support", many=True)
+    quant_formats = DetailQuantFormatSerializer(source="quant_format_support", many=True)
+    api_surfaces = DetailApiSurfaceSerializer(source="api_surface_support", many=True)
+    features = DetailFeatureSerializer(source="feature_support", many=True)
+    caveats = ToolCaveatSerializer(many=True)
+    sources = SourceRefSerializer(many=True)
+    measurement_summaries = MeasurementSummaryOutputSerializer(
+        many=True, source="api_measurement_summaries",
+        help_text="Measured by the project's probes, per target of this tool; empty until a probe has run.",
+    )
+
+
+def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
+    try:
+        tool = selectors.tool_get(slug=slug)
+    except Tool.DoesNotExist:
+        raise NotFound(f'No tool with the slug "{slug}".') from None
+    tool.api_measurement_summaries = list(
+        MeasurementSummary.objects.filter(target__tool=tool)
+        .select_related("target")
+        .order_by("target__name", "target__slug", "workload", "concurrency", "id")
+    )
+    # Price rows nest under their tool here, so each row's `tool` is the same object.
+    for price in tool.price_items.all():
+        price.tool = tool
+    return ToolDetailOutputSerializer(tool, context={"request": request}).data
+
+
+# --- Tools ---------------------------------------------------------------------------------------
+
+
+class ToolListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "tools"
+
+    class FilterSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=Tool.Kind.choices, required=False)
+        hardware = SlugLookupField(
+            slug_field="slug", queryset=HardwareTarget.objects.all(), required=False,
+            help_text="Hardware target slug (see /hardware/).",
+            error_messages={"does_not_exist": 'No hardware target with the slug "{value}".'},
+        )
+        licence = SlugLookupField(
+            slug_field="spdx_id", queryset=Licence.objects.all(), required=False,
+            help_text='SPDX id, e.g. "Apache-2.0", or "proprietary-service".',
+            error_messages={"does_not_exist": 'No licence "{value}".'},
+        )
+        feature = SlugLookupField(
+            slug_field="slug", queryset=Feature.objects.all(), required=False,
+            help_text="Feature slug (see /features/).",
+            error_messages={"does_not_exist": 'No feature with the slug "{value}".'},
+        )
+        open_source = serializers.BooleanField(required=False, help_text="true: open-source licences only.")
+        min_rating = serializers.DecimalField(
+            max_digits=2, decimal_places=1, min_value=0, max_value=5, required=False,
+            help_text="Minimum rating (0 to 5); unrated tools are left out when set.",
+        )
+        q = serializers.CharField(required=False, max_length=200, help_text="Text search in name, summary, verdict.")
+        ordering = serializers.ChoiceField(
+            choices=selectors.TOOL_SORTS, required=False, default="rating",
+            help_text="rating (default: best first, unrated last), name, or price (cheapest headline price first).",
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        kind = serializers.CharField()
+        family = serializers.CharField()
+        summary = serializers.CharField()
+        rating = serializers.DecimalField(max_digits=2, decimal_places=1, allow_null=True)
+        rating_source = serializers.CharField(source="rating_source.key", allow_null=True, default=None)
+        rank = serializers.IntegerField(allow_null=True)
+        verdict = serializers.CharField()
+        ideal_for = serializers.CharField()
+        licence = serializers.CharField(source="licence.spdx_id", allow_null=True, default=None)
+        open_source = serializers.BooleanField(source="is_open_source")
+        headline_price = HeadlinePriceField()
+        hardware = serializers.SerializerMethodField()
+        last_verified = serializers.DateField(allow_null=True)
+        url = serializers.SerializerMethodField()
+
+        def get_hardware(self, tool: Tool) -> list[str]:
+            return [support.hardware.slug for support in tool.hardware_support.all()]
+
+        def get_url(self, tool: Tool) -> str:
+            return _tool_url(self.context.get("request"), tool.slug)
+
+    csv_serializer_class = OutputSerializer
+
+    class InputSerializer(serializers.Serializer):
+        slug = serializers.SlugField(max_length=80)
+        name = serializers.CharField(max_length=120)
+        kind = serializers.ChoiceField(choices=Tool.Kind.choices)
+        family = serializers.CharField(max_length=120, required=False, allow_blank=True)
+        summary = serializers.CharField(required=False, allow_blank=True)
+        rating = serializers.DecimalField(
+            max_digits=2, decimal_places=1, min_value=0, max_value=5, required=False, allow_null=True
+        )
+        rating_source = SlugLookupField(
+            slug_field="key", queryset=Source.objects.all(), required=False, allow_null=True
+        )
+        rank = serializers.IntegerField(min_value=1, max_value=10_000, required=False, allow_null=True)
+        verdict = serializers.CharField(required=False, allow_blank=True)
+        ideal_for = serializers.CharField(required=False, allow_blank=True)
+        pricing_summary = serializers.CharField(required=False, allow_blank=True)
+        licence = SlugLookupField(
+            slug_field="spdx_id", queryset=Licence.objects.all(), required=False, allow_null=True
+        )
+        repository_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+        website_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+        last_verified = serializers.DateField(required=False, allow_null=True)
+        sources = SlugLookupField(
+            slug_field="key", queryset=Source.objects.all(), many=True, required=False
+        )
+
+    @extend_schema(
+        operation_id="tools_list",
+        tags=[TAG_CATALOG],
+        summary="List tools",
+        description="Every engine and provider matching the filters, with its headline price. `?format=csv` for CSV.",
+        parameters=[FilterSerializer],
+        responses={200: list_envelope("ToolList", OutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = query_params(self.FilterSerializer, request)
+        selector_filters = {
+            "kind": filters.get("kind"),
+            "hardware": filters["hardware"].slug if filters.get("hardware") else None,
+            "licence": filters["licence"].spdx_id if filters.get("licence") else None,
+            "feature": filters["feature"].slug if filters.get("feature") else None,
+            "open_source": filters.get("open_source"),
+            "min_rating": filters.get("min_rating"),
+            "q": filters.get("q"),
+            "sort": filters.get("ordering"),
+        }
+        tools = selectors.tool_list(filters=selector_filters)
+        rows = self.OutputSerializer(tools, many=True, context={"request": request}).data
+        return list_response(rows=rows)
+
+    @extend_schema(
+        operation_id="tools_create",
+        tags=[TAG_WRITES],
+        summary="Create a tool (staff)",
+        request=InputSerializer,
+        responses={201: ToolDetailOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "New engine",
+                request_only=True,
+                value={"slug": "new-engine", "name": "New Engine", "kind": "engine", "licence": "Apache-2.0"},
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        tool = services.tool_create(actor=request.user, **serializer.validated_data)
+        return Response(_tool_detail_data(request, tool.slug), status=status.HTTP_201_CREATED)
+
+
+class ToolDetailApi(Api):
+    cache_scopes = ("catalog", "probes")
+    OutputSerializer = ToolDetailOutputSerializer
+
+    class InputSerializer(ToolListApi.InputSerializer):
+        slug = None
+
+    @extend_schema(
+        operation_id="tools_retrieve",
+        tags=[TAG_CATALOG],
+        summary="One tool",
+        description="Prices, hardware, formats, API surfaces, features, caveats, sources and the tool's "
+        "measurement summaries (p50/p95/p99 and 72-hour medians per probe target).",
+        responses={200: ToolDetailOutputSerializer},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(_tool_detail_data(request, slug))
+
+    @extend_schema(
+        operation_id="tools_partial_update",
+        tags=[TAG_WRITES],
+        summary="Change a tool (staff)",
+        description="Only the fields sent change. `last_verified` moves only when you send it.",
+        request=InputSerializer(partial=True),
+        responses={200: ToolDetailOutputSerializer},
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        tool = Tool.objects.filter(slug=slug).first()
+        if tool is None:
+            raise NotFound(f'No tool with the slug "{slug}".')
+        serializer = self.InputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        services.tool_update(actor=request.user, tool=tool, data=serializer.validated_data)
+        return Response(_tool_detail_data(request, slug))
+
+
+# --- Prices --------------------------------------------------------------------------------------
+
+
+def _price_queryset():
+    return PriceItem.objects.select_related("tool", "source").order_by(
+        "tool__name", "tool__slug", "position", "id"
+    )
+
+
+class PriceListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "prices"
+    csv_serializer_class = PriceOutputSerializer
+
+    class FilterSerializer(serializers.Serializer):
+        tool = SlugLookupField(
+            slug_field="slug", queryset=Tool.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
+        )
+        unit = serializers.ChoiceField(choices=PriceItem.Unit.choices, required=False)
+        tier = serializers.ChoiceField(choices=PriceItem.Tier.choices, required=False)
+
+    class InputSerializer(serializers.Serializer):
+        tool = SlugLookupField(slug_field="slug", queryset=Tool.objects.all())
+        item = serializers.CharField(max_length=160)
+        unit = serializers.ChoiceField(choices=PriceItem.Unit.choices)
+        tier = serializers.ChoiceField(choices=PriceItem.Tier.choices, required=False)
+        input_usd_per_mtok = serializers.DecimalField(
+            max_digits=10, decimal_places=4, min_value=0, required=False, allow_null=True
+        )
+        output_usd_per_mtok = serializers.DecimalField(
+            max_digits=10, decimal_places=4, min_value=0, required=False, allow_null=True
+        )
+        amount_usd = serializers.DecimalField(
+            max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True
+        )
+        discount_percent = serializers.DecimalField(
+            max_digits=5, decimal_places=2, min_value=0, max_value=100, required=False, allow_null=True
+        )
+        is_lower_bound = serializers.BooleanField(required=False)
+        notes = serializers.CharField(max_length=400, required=False, allow_blank=True)
+        position = serializers.IntegerField(min_value=0, max_value=100_000, required=False)
+        verified_on = serializers.DateField(required=False, allow_null=True)
+        source = SlugLookupField(slug_field="key", queryset=Source.objects.all())
+
+    @extend_schema(
+        operation_id="prices_list",
+        tags=[TAG_CATALOG],
+        summary="List price items",
+        description="Every price a source states, by tool. Each row carries its source and verification date.",
+        parameters=[FilterSerializer],
+        responses={200: list_envelope("PriceList", PriceOutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = query_params(self.FilterSerializer, request)
+        queryset = _price_queryset()
+        if filters.get("tool"):
+            queryset = queryset.filter(tool=filters["tool"])
+        if filters.get("unit"):
+            queryset = queryset.filter(unit=filters["unit"])
+        if filters.get("tier"):
+            queryset = queryset.filter(tier=filters["tier"])
+        return list_response(rows=PriceOutputSerializer(queryset, many=True).data)
+
+    @extend_schema(
+        operation_id="prices_create",
+        tags=[TAG_WRITES],
+        summary="Create a price item (staff)",
+        request=InputSerializer,
+        responses={201: PriceOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "Per-token price",
+                request_only=True,
+                value={"tool": "groq", "item": "gpt-oss-120b", "unit": "per_mtok", "input_usd_per_mtok": "0.15",
+                       "output_usd_per_mtok": "0.60", "source": "groq-pricing", "verified_on": "2026-10-19"},
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        price_item = services.price_item_create(actor=request.user, **serializer.validated_data)
+        return Response(
+            PriceOutputSerializer(_price_queryset().get(pk=price_item.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class PriceDetailApi(Api):
+    cache_scopes = ("catalog",)
+    class InputSerializer(PriceListApi.InputSerializer):
+        tool = None
+
+    def _get_price(self, pk: int) -> PriceItem:
+        price_item = _price_queryset().filter(pk=pk).first()
+        if price_item is None:
+            raise NotFound(f"No price item with the id {pk}.")
+        return price_item
+
+    @extend_schema(
+        operation_id="prices_retrieve", tags=[TAG_CATALOG], summary="One price item",
+        responses={200: PriceOutputSerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(PriceOutputSerializer(self._get_price(pk)).data)
+
+    @extend_schema(
+        operation_id="prices_partial_update",
+        tags=[TAG_WRITES],
+        summary="Change a price item (staff)",
+        description="Only the fields sent change; `verified_on` moves only when you send it.",
+        request=InputSerializer(partial=True),
+        responses={200: PriceOutputSerializer},
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        price_item = self._get_price(pk)
+        serializer = self.InputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        services.price_item_update(actor=request.user, price_item=price_item, data=serializer.validated_data)
+        return Response(PriceOutputSerializer(self._get_price(pk)).data)
+
+
+# --- Sources -------------------------------------------------------------------------------------
+
+
+class SourceOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.CharField()
+    publisher = serializers.CharField()
+    verified_on = serializers.DateField(allow_null=True)
+    notes = serializers.CharField()
+
+
+class SourceInputSerializer(serializers.Serializer):
+    key = serializers.SlugField(max_length=120)
+    title = serializers.CharField(max_length=300)
+    url = serializers.URLField(max_length=500, required=False, allow_blank=True)
+    publisher = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    verified_on = serializers.DateField(required=False, allow_null=True)
+    notes = serializers.CharField(required=False, allow_blank=True)
+
+
+class SourceListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "sources"
+    csv_serializer_class = SourceOutputSerializer
+
+    @extend_schema(
+        operation_id="sources_list", tags=[TAG_CATALOG], summary="List sources",
+        description="Every document a fact in the catalog cites, by key.",
+        responses={200: list_envelope("SourceList", SourceOutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        return list_response(rows=SourceOutputSerializer(Source.objects.order_by("key"), many=True).data)
+
+    @extend_schema(
+        operation_id="sources_create",
+        tags=[TAG_WRITES],
+        summary="Create a source (staff)",
+        request=SourceInputSerializer,
+        responses={201: SourceOutputSerializer},
+        examples=[
+            OpenApiExample(
+                "Vendor page",
+                request_only=True,
+                value={"key": "groq-pricing", "title": "Groq pricing", "url": "https://groq.com/pricing",
+                       "verified_on": "2026-10-19"},
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SourceInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        source = services.source_create(actor=request.user, **serializer.validated_data)
+        return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
+
+
+class SourceDetailApi(Api):
+    cache_scopes = ("catalog",)
+    class InputSerializer(SourceInputSerializer):
+        key = None
+
+    def _get_source(self, key: str) -> Source:
+        source = Source.objects.filter(key=key).first()
+        if source is None:
+            raise NotFound(f'No source with the key "{key}".')
+        return source
+
+    @extend_schema(
+        operation_id="sources_retrieve", tags=[TAG_CATALOG], summary="One source",
+        responses={200: SourceOutputSerializer},
+    )
+    def get(self, request: Request, key: str) -> Response:
+        return Response(SourceOutputSerializer(self._get_source(key)).data)
+
+    @extend_schema(
+        operation_id="sources_partial_update",
+        tags=[TAG_WRITES],
+        summary="Change a source (staff)",
+        request=InputSerializer(partial=True),
+        responses={200: SourceOutputSerializer},
+    )
+    def patch(self, request: Request, key: str) -> Response:
+        source = self._get_source(key)
+        serializer = self.InputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        source = services.source_update(actor=request.user, source=source, data=serializer.validated_data)
+        return Response(SourceOutputSerializer(source).data)
+
+
+# --- Hardware, formats, features, API surfaces ---------------------------------------------------
+
+
+class HardwareSpecOutputSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    vendor = serializers.CharField()
+    hardware_target = serializers.CharField(source="hardware_target.slug", allow_null=True, default=None)
+    memory_gb = serializers.DecimalField(max_digits=7, decimal_places=1)
+    bandwidth_gb_s = serializers.DecimalField(max_digits=8, decimal_places=1)
+    memory_kind = serializers.CharField()
+    is_unified_memory = serializers.BooleanField()
+    notes = serializers.CharField()
+    source = SourceRefSerializer()
+
+
+class HardwareListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "hardware"
+
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        vendor = serializers.CharField()
+        category = serializers.CharField()
+        tools = serializers.SerializerMethodField(help_text="Slugs of the tools that run on this hardware.")
+        specs = HardwareSpecOutputSerializer(many=True, help_text="Devices of this family, for the fit calculator.")
+
+        def get_tools(self, target: HardwareTarget) -> list[str]:
+            return [support.tool.slug for support in target.support.all()]
+
+    csv_serializer_class = OutputSerializer
+
+    @extend_schema(
+        operation_id="hardware_list", tags=[TAG_CATALOG], summary="List hardware targets",
+        description="Hardware families with the tools that support them and the device specs (memory, bandwidth).",
+        responses={200: list_envelope("HardwareList", OutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        targets = HardwareTarget.objects.order_by("position", "name", "slug").prefetch_related(
+            Prefetch("specs", queryset=HardwareSpec.objects.select_related("source", "hardware_target")
+                     .order_by("position", "name", "slug")),
+            Prefetch("support", queryset=_support_queryset(HardwareTarget)),
+        )
+        return list_response(rows=self.OutputSerializer(targets, many=True).data)
+
+
+class HardwareSpecListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "hardware-specs"
+    csv_serializer_class = HardwareSpecOutputSerializer
+
+    @extend_schema(
+        operation_id="hardware_specs_list", tags=[TAG_CATALOG], summary="List device specs",
+        description="Memory capacity and bandwidth of each device, with its source.",
+        responses={200: list_envelope("HardwareSpecList", HardwareSpecOutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        specs = HardwareSpec.objects.select_related("source", "hardware_target").order_by("position", "name", "slug")
+        return list_response(rows=HardwareSpecOutputSerializer(specs, many=True).data)
+
+
+def _support_queryset(model):
+    through = {
+        HardwareTarget: HardwareSupport,
+        QuantFormat: ToolQuantFormat,
+        Feature: ToolFeature,
+        ApiSurface: ToolApiSurface,
+    }[model]
+    return through.objects.select_related("tool").order_by("tool__name", "tool__slug")
+
+
+class _ToolSlugsMixin(serializers.Serializer):
+    tools = serializers.SerializerMethodField(help_text="Slugs of the tools that support it.")
+
+    def get_tools(self, obj: Any) -> list[str]:
+        return [support.tool.slug for support in obj.support.all()]
+
+
+class QuantFormatListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "quant-formats"
+
+    class OutputSerializer(_ToolSlugsMixin):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+        hardware_requirement = serializers.CharField()
+        bits_per_weight = serializers.DecimalField(max_digits=5, decimal_places=3, allow_null=True)
+        source = SourceRefSerializer(allow_null=True)
+
+    csv_serializer_class = OutputSerializer
+
+    @extend_schema(
+        operation_id="quant_formats_list", tags=[TAG_CATALOG], summary="List quantization formats",
+        description="Formats with the hardware they need for native speed and the tools that load them.",
+        responses={200: list_envelope("QuantFormatList", OutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        formats = QuantFormat.objects.select_related("source").order_by("name", "slug").prefetch_related(
+            Prefetch("support", queryset=_support_queryset(QuantFormat))
+        )
+        return list_response(rows=self.OutputSerializer(formats, many=True).data)
+
+
+class FeatureListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "features"
+
+    class OutputSerializer(_ToolSlugsMixin):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+
+    csv_serializer_class = OutputSerializer
+
+    @extend_schema(
+        operation_id="features_list", tags=[TAG_CATALOG], summary="List features",
+        description="Serving features (continuous batching, prefix caching, ...) and the tools that have them.",
+        responses={200: list_envelope("FeatureList", OutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        features = Feature.objects.order_by("position", "name", "slug").prefetch_related(
+            Prefetch("support", queryset=_support_queryset(Feature))
+        )
+        return list_response(rows=self.OutputSerializer(features, many=True).data)
+
+
+class ApiSurfaceListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "api-surfaces"
+
+    class OutputSerializer(_ToolSlugsMixin):
+        slug = serializers.CharField()
+        name = serializers.CharField()
+        description = serializers.CharField()
+
+    csv_serializer_class = OutputSerializer
+
+    @extend_schema(
+        operation_id="api_surfaces_list", tags=[TAG_CATALOG], summary="List API surfaces",
+        description="APIs the tools speak (OpenAI chat completions, Anthropic Messages, gRPC, ...).",
+        responses={200: list_envelope("ApiSurfaceList", OutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        surfaces = ApiSurface.objects.order_by("name", "slug").prefetch_related(
+            Prefetch("support", queryset=_support_queryset(ApiSurface))
+        )
+        return list_response(rows=self.OutputSerializer(surfaces, many=True).data)
+
+
+# --- Use cases -----------------------------------------------------------------------------------
+
+
+class UseCaseRecommendationSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    tool = serializers.CharField(source="tool.slug")
+    tool_name = serializers.CharField(source="tool.name")
+    reason = serializers.CharField()
+    is_recommended = serializers.BooleanField(
+        help_text="false: a source lists the tool here but the project does not recommend it (see its caveats)."
+    )
+    source = SourceRefSerializer()
+
+
+class UseCaseListApi(ListApi):
+    cache_scopes = ("catalog",)
+    csv_filename = "use-cases"
+
+    class FilterSerializer(serializers.Serializer):
+        group = serializers.ChoiceField(choices=UseCase.Group.choices, required=False)
+
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.CharField()
+        title = serializers.CharField()
+        question = serializers.CharField()
+        group = serializers.CharField()
+        summary = serializers.CharField()
+        recommendations = UseCaseRecommendationSerializer(many=True)
+        sources = SourceRefSerializer(many=True)
+
+    csv_serializer_class = OutputSerializer
+
+    @extend_schema(
+        operation_id="use_cases_list", tags=[TAG_CATALOG], summary="List use cases",
+        description="Questions (\"which engine for ...?\") with ordered recommendations, each with its reason and source.",
+        parameters=[FilterSerializer],
+        responses={200: list_envelope("UseCaseList", OutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = query_params(self.FilterSerializer, request)
+        use_cases = UseCase.objects.order_by("group", "position", "title", "slug").prefetch_related(
+            Prefetch(
+                "recommendations",
+                queryset=UseCaseRecommendation.objects.select_related("tool", "source").order_by("position", "id"),
+            ),
+            Prefetch("sources", queryset=Source.objects.order_by("key")),
+        )
+        if filters.get("group"):
+            use_cases = use_cases.filter(group=filters["group"])
+        return list_response(rows=self.OutputSerializer(use_cases, many=True).data)
+
+
+# --- Compare -------------------------------------------------------------------------------------
+
+
+class CompareApi(Api):
+    cache_scopes = ("catalog",)
+    class FilterSerializer(serializers.Serializer):
+        tools = serializers.CharField(
+            max_length=400,
+            help_text=f"Comma-separated tool slugs, {selectors.COMPARE_MIN_TOOLS} to {selectors.COMPARE_MAX_TOOLS}, "
+            "in the column order wanted.",
+        )
+
+    class RowSerializer(serializers.Serializer):
+        key = serializers.CharField()
+        label = serializers.CharField()
+        values = serializers.ListField(child=serializers.JSONField(), help_text="One value per tool, in order.")
+        differs = serializers.BooleanField(help_text="true when the tools do not all have the same value.")
+
+    @extend_schema(
+        operation_id="compare_retrieve",
+        tags=[TAG_CATALOG],
+        summary="Compare tools side by side",
+        description="The rows of the compare page, one value per tool, with the rows where the tools differ marked.",
+        parameters=[FilterSerializer],
+        responses={
+            200: inline_serializer(
+                name="Comparison",
+                fields={"tools": ToolRefSerializer(many=True), "rows": RowSerializer(many=True)},
+            )
+        },
+    )
+    def get(self, request: Request) -> Response:
+        params = query_params(self.FilterSerializer, request)
+        try:
+            slugs = selectors.compare_parse_slugs(params["tools"])
+        except selectors.CompareError as error:
+            raise ApplicationError(error.message, code=error.code, fields={"tools": [error.message]}) from None
+        comparison = selectors.tool_compare(slugs=slugs)
+        return Response(
+            {
+                "tools": [{"slug": tool.slug, "name": tool.name} for tool in comparison.tools],
+                "rows": [
+                    {"key": row.key, "label": row.label, "values": row.values, "differs": row.differs}
+                    for row in comparison.rows
+                ],
+            }
+        )

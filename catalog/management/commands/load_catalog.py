@@ -1,0 +1,38 @@
+"""``manage.py load_catalog``: upsert the catalog fixtures, then the other apps' fixture sections."""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from catalog.loading import FixtureError, default_fixtures_dir, load_all
+
+
+class Command(BaseCommand):
+    help = (
+        "Load fixtures/catalog/*.yaml (then the use cases and probe targets when those apps provide a loader). "
+        "Idempotent: rows are upserted by natural key; rows not in the fixtures are left alone."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--fixtures-dir", type=Path, default=None,
+            help=f"Directory holding the fixture sub-directories (default: {default_fixtures_dir()}).",
+        )
+
+    def handle(self, *args, fixtures_dir: Path | None, **options) -> None:
+        try:
+            results = load_all(fixtures_dir=fixtures_dir)
+        except FixtureError as exc:
+            raise CommandError(f"Nothing was loaded. {exc}") from exc
+        for app, counts in results.items():
+            if counts is None:
+                self.stdout.write(f"{app}: no loader yet, skipped")
+                continue
+            for section, section_counts in counts.items():
+                self.stdout.write(f"{app}.{section}: {_describe(section_counts)}")
+        self.stdout.write(self.style.SUCCESS("Fixtures loaded."))
+
+
+def _describe(counts) -> str:
+    if isinstance(counts, dict):
+        return ", ".join(f"{value} {name}" for name, value in counts.items())
+    return str(counts)

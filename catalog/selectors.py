@@ -1,0 +1,430 @@
+"""Reads of the catalog shared by the site pages and the REST API.
+
+Every function returns rows with everything its callers show already fetched, so a page or an
+API response costs the same number of queries whether the catalog holds five tools or five hundred.
+"""
+from __future__ import annotations
+
+import datetime
+import functools
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.apps import apps
+from django.db import connection
+from django.db.models import BooleanField, Case, Count, DecimalField, Exists, F, IntegerField, OuterRef, Prefetch, Q
+from django.db.models import QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce, Lower
+from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
+
+from catalog.models import (
+    Caveat,
+    HardwareSupport,
+    PriceItem,
+    Tool,
+    ToolApiSurface,
+    ToolFeature,
+    ToolQuantFormat,
+)
+
+COMPARE_MIN_TOOLS = 2
+COMPARE_MAX_TOOLS = 4
+
+TOOL_SORTS = ("rating", "name", "price")
+TEXT_SEARCH_FIELDS = ("name", "summary", "verdict", "ideal_for", "family")
+
+
+def _headline_prices() -> QuerySet[PriceItem]:
+    """The price a list row shows: the cheapest on-demand per-token item by output price."""
+    return PriceItem.objects.filter(
+        tool=OuterRef("pk"),
+        unit=PriceItem.Unit.PER_MTOK,
+        tier=PriceItem.Tier.ON_DEMAND,
+        output_usd_per_mtok__isnull=False,
+    ).order_by("output_usd_per_mtok", F("input_usd_per_mtok").asc(nulls_last=True), "position", "pk")
+
+
+def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
+    headline = _headline_prices()
+    money = DecimalField(max_digits=10, decimal_places=4)
+    return queryset.annotate(
+        headline_item=Subquery(headline.values("item")[:1]),
+        headline_input_usd_per_mtok=Subquery(headline.values("input_usd_per_mtok")[:1], output_field=money),
+        headline_output_usd_per_mtok=Subquery(headline.values("output_usd_per_mtok")[:1], output_field=money),
+        headline_is_free=Case(
+            When(licence__is_open_source=True, then=Value(True)),
+            default=Value(False),
+            output_field=BooleanField(),
+        ),
+    ).annotate(
+        # Sorts as headline_price_value displays: a per-token output price first, else open-source
+        # software at zero (it costs nothing beyond the hardware), else unknown (sorted last).
+        headline_sort_usd=Case(
+            When(headline_output_usd_per_mtok__isnull=False, then=F("headline_output_usd_per_mtok")),
+            When(headline_is_free=True, then=Value(Decimal("0"))),
+            default=Value(None),
+            output_field=money,
+        ),
+    )
+
+
+def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
+    """Tools matching already-validated filters, annotated with their headline price.
+
+    Keys (all optional): kind, hardware (target slug), licence (SPDX id), feature (slug),
+    open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
+    """
+    filters = dict(filters or {})
+    queryset = Tool.objects.select_related("licence", "rating_source").prefetch_related(
+        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware")),
+    )
+    if filters.get("kind"):
+        queryset = queryset.filter(kind=filters["kind"])
+    if filters.get("hardware"):
+        queryset = queryset.filter(
+            Exists(HardwareSupport.objects.filter(tool=OuterRef("pk"), hardware__slug=filters["hardware"]))
+        )
+    if filters.get("licence"):
+        queryset = queryset.filter(licence__spdx_id=filters["licence"])
+    if filters.get("feature"):
+        queryset = queryset.filter(
+            Exists(ToolFeature.objects.filter(tool=OuterRef("pk"), feature__slug=filters["feature"]))
+        )
+    if filters.get("open_source") is not None:
+        if filters["open_source"]:
+            queryset = queryset.filter(licence__is_open_source=True)
+        else:
+            queryset = queryset.filter(Q(licence__isnull=True) | Q(licence__is_open_source=False))
+    if filters.get("min_rating") is not None:
+        queryset = queryset.filter(rating__gte=filters["min_rating"])
+    text = (filters.get("q") or "").strip()
+    if text:
+        condition = Q()
+        for field_name in TEXT_SEARCH_FIELDS:
+            condition |= Q(**{f"{field_name}__icontains": text})
+        queryset = queryset.filter(condition)
+
+    caveat_counts = (
+        Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
+    )
+    queryset = _with_headline_price(queryset).annotate(
+        caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0)
+    )
+    sort = filters.get("sort") or "rating"
+    if sort == "name":
+        return queryset.order_by(Lower("name"), "slug")
+    if sort == "price":
+        return queryset.order_by(
+            F("headline_sort_usd").asc(nulls_last=True), F("rating").desc(nulls_last=True), Lower("name")
+        )
+    return queryset.ranked()
+
+
+def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
+    return _with_headline_price(queryset).select_related("licence", "rating_source").prefetch_related(
+        Prefetch("price_items", queryset=PriceItem.objects.select_related("source").order_by("position", "pk")),
+        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware", "source")),
+        Prefetch(
+            "quant_format_support",
+            queryset=ToolQuantFormat.objects.select_related("quant_format", "source"),
+        ),
+        Prefetch(
+            "api_surface_support",
+            queryset=ToolApiSurface.objects.select_related("api_surface", "source"),
+        ),
+        Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature", "source")),
+        Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
+        "sources",
+    )
+
+
+def tool_get(*, slug: str) -> Tool:
+    """One tool with everything its page shows. Raises Tool.DoesNotExist."""
+    return _with_details(Tool.objects.all()).get(slug=slug)
+
+
+# --- Compare ---------------------------------------------------------------------------------
+
+
+class CompareError(ValueError):
+    """The tools asked for cannot be compared; the message says why, naming the slugs at fault."""
+
+    def __init__(self, message: str, *, code: str, slugs: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.slugs = list(slugs)
+
+
+def compare_split_slugs(raw: str | Sequence[str]) -> list[str]:
+    """Slugs as given, lower-cased, from "a,b" strings or repeated values; not validated."""
+    parts = [raw] if isinstance(raw, str) else list(raw)
+    return [slug.strip().lower() for part in parts for slug in str(part).split(",") if slug.strip()]
+
+
+def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
+    """Validate a comparison request: "a,b,c", or repeated values as checkboxes send them.
+
+    Returns the slugs in the order given. Raises CompareError for an empty request, duplicates,
+    fewer than two or more than four tools, and slugs that name no tool.
+    """
+    slugs = compare_split_slugs(raw)
+    if not slugs:
+        raise CompareError(
+            f"Choose {COMPARE_MIN_TOOLS} to {COMPARE_MAX_TOOLS} tools to compare.", code="empty"
+        )
+    duplicates = sorted({slug for slug in slugs if slugs.count(slug) > 1})
+    if duplicates:
+        raise CompareError(
+            f"Each tool can appear only once; repeated: {', '.join(duplicates)}.", code="duplicate", slugs=duplicates
+        )
+    if len(slugs) < COMPARE_MIN_TOOLS:
+        raise CompareError(
+            f"Only one tool was chosen ({slugs[0]}); pick at least {COMPARE_MIN_TOOLS} to compare.",
+            code="too_few",
+            slugs=slugs,
+        )
+    if len(slugs) > COMPARE_MAX_TOOLS:
+        raise CompareError(
+            f"{len(slugs)} tools were chosen; at most {COMPARE_MAX_TOOLS} fit side by side.",
+            code="too_many",
+            slugs=slugs,
+        )
+    known = set(Tool.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+    unknown = [slug for slug in slugs if slug not in known]
+    if unknown:
+        raise CompareError(f"No tool with the slug: {', '.join(unknown)}.", code="unknown", slugs=unknown)
+    return slugs
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    key: str
+    label: str
+    values: list[Any]
+    differs: bool
+
+
+@dataclass(frozen=True)
+class Comparison:
+    tools: list[Tool]
+    rows: list[ComparisonRow] = field(default_factory=list)
+
+
+def _decimal(value: Decimal | None) -> str | None:
+    # Strings keep money exact in JSON, as DRF does for decimals by default.
+    if value is None:
+        return None
+    return format(value.normalize(), "f")
+
+
+def headline_price_value(tool: Tool) -> dict[str, Any] | None:
+    """The headline price of a tool from tool_list/tool_get annotations, as plain data."""
+    if tool.headline_output_usd_per_mtok is not None:
+        return {
+            "free": False,
+            "item": tool.headline_item,
+            "input_usd_per_mtok": _decimal(tool.headline_input_usd_per_mtok),
+            "output_usd_per_mtok": _decimal(tool.headline_output_usd_per_mtok),
+        }
+    if tool.headline_is_free:
+        return {"free": True, "item": None, "input_usd_per_mtok": None, "output_usd_per_mtok": None}
+    return None
+
+
+def _price_item_value(price: PriceItem) -> dict[str, Any]:
+    return {
+        "item": price.item,
+        "unit": price.unit,
+        "tier": price.tier,
+        "input_usd_per_mtok": _decimal(price.input_usd_per_mtok),
+        "output_usd_per_mtok": _decimal(price.output_usd_per_mtok),
+        "amount_usd": _decimal(price.amount_usd),
+        "discount_percent": _decimal(price.discount_percent),
+        "is_lower_bound": price.is_lower_bound,
+        "notes": price.notes,
+    }
+
+
+def _row(key: str, label: str, values: list[Any]) -> ComparisonRow:
+    first = values[0]
+    return ComparisonRow(key=key, label=label, values=values, differs=any(value != first for value in values[1:]))
+
+
+def _rating(value: Decimal | None) -> str | None:
+    # Sources rate with one decimal; "4.0" stays "4.0".
+    return f"{value:.1f}" if value is not None else None
+
+
+def _iso(day: datetime.date | None) -> str | None:
+    return day.isoformat() if day else None
+
+
+def tool_compare(*, slugs: Sequence[str]) -> Comparison:
+    """Side-by-side rows for already-validated slugs (see compare_parse_slugs), in the order given."""
+    by_slug = {tool.slug: tool for tool in _with_details(Tool.objects.filter(slug__in=slugs))}
+    tools = [by_slug[slug] for slug in slugs if slug in by_slug]
+    rows = [
+        _row("rating", "Rating (out of 5)", [_rating(tool.rating) for tool in tools]),
+        _row("kind", "Kind", [tool.get_kind_display() for tool in tools]),
+        _row("licence", "Licence", [tool.licence.spdx_id if tool.licence else None for tool in tools]),
+        _row("open_source", "Open source", [tool.is_open_source for tool in tools]),
+        _row("headline_price", "Headline price", [headline_price_value(tool) for tool in tools]),
+        _row(
+            "price_items",
+            "Prices",
+            [[_price_item_value(price) for price in tool.price_items.all()] for tool in tools],
+        ),
+        _row(
+            "hardware",
+            "Hardware",
+            [
+                [
+                    {"slug": support.hardware.slug, "name": support.hardware.name, "level": support.level}
+                    for support in tool.hardware_support.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "quant_formats",
+            "Quantization formats",
+            [
+                [
+                    {
+                        "slug": support.quant_format.slug,
+                        "name": support.quant_format.name,
+                        "hardware_requirement": support.quant_format.hardware_requirement,
+                    }
+                    for support in tool.quant_format_support.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "api_surfaces",
+            "API surfaces",
+            [
+                [
+                    {"slug": support.api_surface.slug, "name": support.api_surface.name, "gaps": support.gaps}
+                    for support in tool.api_surface_support.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "features",
+            "Features",
+            [
+                [{"slug": support.feature.slug, "name": support.feature.name} for support in tool.feature_support.all()]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "caveats",
+            "Caveats",
+            [
+                [
+                    {"key": caveat.key, "severity": caveat.severity, "title": caveat.title}
+                    for caveat in tool.caveats.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row("last_verified", "Last verified", [_iso(tool.last_verified) for tool in tools]),
+    ]
+    return Comparison(tools=tools, rows=rows)
+
+
+# --- Page fingerprint ------------------------------------------------------------------------
+
+# Everything the catalog pages show, including the probe summaries a tool page can carry. A rendered
+# page is reused only while none of these tables has changed (see catalog.views). Each model listed
+# needs an auto_now `updated_at`.
+PAGE_FINGERPRINT_MODELS = (
+    "catalog.Source",
+    "catalog.Licence",
+    "catalog.HardwareTarget",
+    "catalog.QuantFormat",
+    "catalog.ApiSurface",
+    "catalog.Feature",
+    "catalog.Tool",
+    "catalog.PriceItem",
+    "catalog.HardwareSupport",
+    "catalog.ToolQuantFormat",
+    "catalog.ToolApiSurface",
+    "catalog.ToolFeature",
+    "catalog.Caveat",
+    "probes.ProbeTarget",
+    "probes.MeasurementSummary",
+    "probes.CompatStatus",
+)
+
+
+@functools.cache
+def _fingerprint_sql() -> str:
+    # One aggregate over all timestamped tables: a save moves the newest updated_at, an insert does
+    # too, and a delete lowers the row count. The tool-source links carry no timestamp, so their
+    # count and highest id are read separately. One aggregate plans far faster than a subquery per table.
+    quote = connection.ops.quote_name
+    timestamped = " UNION ALL ".join(
+        f"SELECT {quote('updated_at')} FROM {quote(apps.get_model(label)._meta.db_table)}"
+        for label in PAGE_FINGERPRINT_MODELS
+    )
+    links = quote(Tool.sources.through._meta.db_table)
+    return (
+        f"SELECT COUNT(*), MAX(changed.{quote('updated_at')}), "
+        f"(SELECT COUNT(*) FROM {links}), (SELECT MAX({quote('id')}) FROM {links}) "
+        f"FROM ({timestamped}) AS changed"
+    )
+
+
+def catalog_fingerprint() -> str:
+    """A short hash that changes whenever a row the pages show is saved, added or deleted (one query).
+
+    Writes that bypass updated_at (QuerySet.update, raw SQL) are not seen; page caches therefore
+    also expire on a timer.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_fingerprint_sql())
+        row = cursor.fetchone()
+    return hashlib.blake2b(repr(row).encode(), digest_size=10).hexdigest()
+
+
+# Within one process the fingerprint is reused for up to a second, so a cached page usually costs no
+# database round trip at all. A write through the ORM in this process forgets it at once; writes by
+# other processes (another web worker, load_catalog) show within the second. Inside a transaction
+# (tests, or a write request) the database is always asked, because a rollback can undo rows that
+# produced a remembered fingerprint.
+FINGERPRINT_REUSE_SECONDS = 1.0
+_remembered_fingerprint: tuple[float, str] | None = None
+
+
+def catalog_fingerprint_recent() -> str:
+    global _remembered_fingerprint
+    if connection.in_atomic_block:
+        return catalog_fingerprint()
+    now = time.monotonic()
+    remembered = _remembered_fingerprint
+    if remembered is not None and now - remembered[0] < FINGERPRINT_REUSE_SECONDS:
+        return remembered[1]
+    fingerprint = catalog_fingerprint()
+    _remembered_fingerprint = (now, fingerprint)
+    return fingerprint
+
+
+def _forget_fingerprint(**_: Any) -> None:
+    global _remembered_fingerprint
+    _remembered_fingerprint = None
+
+
+for _label in PAGE_FINGERPRINT_MODELS:
+    post_save.connect(_forget_fingerprint, sender=_label, weak=False, dispatch_uid=f"fingerprint-save-{_label}")
+    post_delete.connect(_forget_fingerprint, sender=_label, weak=False, dispatch_uid=f"fingerprint-delete-{_label}")
+m2m_changed.connect(_forget_fingerprint, sender=Tool.sources.through, weak=False, dispatch_uid="fingerprint-sources")
+# flush (between transactional tests, or by hand) empties tables without a post_delete per row.
+post_migrate.connect(_forget_fingerprint, weak=False, dispatch_uid="fingerprint-migrate")

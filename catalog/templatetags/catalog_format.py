@@ -1,0 +1,162 @@
+"""Formatting of catalog facts for the pages: money, ratings, price rows, comparison cells."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import template
+from django.utils.html import format_html, format_html_join
+
+from catalog.models import Caveat, HardwareSupport, PriceItem
+from catalog.selectors import headline_price_value
+
+register = template.Library()
+
+EMPTY = "—"
+_MIN_DECIMALS = 2
+_MAX_DECIMALS = 4
+
+
+def format_usd(amount: Decimal | int | str) -> str:
+    """US dollars with cents, keeping up to four decimals a source states: $0.15, $0.075, $1,000.00."""
+    value = Decimal(str(amount))
+    decimals = max(_MIN_DECIMALS, min(_MAX_DECIMALS, -value.normalize().as_tuple().exponent))
+    return f"${value:,.{decimals}f}"
+
+
+def format_rating(rating: Decimal | None) -> str:
+    return f"{rating:.1f}/5" if rating is not None else "Not rated"
+
+
+def format_price_item(price: PriceItem | dict[str, Any]) -> str:
+    """One price in words, from a PriceItem or the plain dict the comparison uses."""
+    get = price.get if isinstance(price, dict) else lambda name: getattr(price, name)
+    unit = get("unit")
+    lower = "from " if get("is_lower_bound") else ""
+    if unit in (PriceItem.Unit.PER_MTOK, PriceItem.Unit.PER_MTOK_TRAINING):
+        input_usd, output_usd = get("input_usd_per_mtok"), get("output_usd_per_mtok")
+        noun = "training tokens" if unit == PriceItem.Unit.PER_MTOK_TRAINING else "tokens"
+        if input_usd is not None and output_usd is not None:
+            return f"{lower}{format_usd(input_usd)} in / {format_usd(output_usd)} out per 1M {noun}"
+        single = output_usd if output_usd is not None else input_usd if input_usd is not None else get("amount_usd")
+        if single is not None:
+            return f"{lower}{format_usd(single)} per 1M {noun}"
+    amount = get("amount_usd")
+    if unit == PriceItem.Unit.DISCOUNT and get("discount_percent") is not None:
+        return f"{lower}{Decimal(str(get('discount_percent'))).normalize():f}% off"
+    suffix = {
+        PriceItem.Unit.PER_HOUR: " per hour",
+        PriceItem.Unit.PER_MONTH: " per month",
+        PriceItem.Unit.PER_AUDIO_HOUR: " per hour of audio",
+        PriceItem.Unit.CREDIT: " credit",
+    }.get(unit, "")
+    if amount is not None:
+        return f"{lower}{format_usd(amount)}{suffix}"
+    if unit == PriceItem.Unit.FREE:
+        return "Free"
+    if unit == PriceItem.Unit.QUOTE:
+        return "On request"
+    return get("notes") or EMPTY
+
+
+def format_headline_price(headline: dict[str, Any] | None) -> str:
+    if headline is None:
+        return "No per-token price stated"
+    if headline["free"]:
+        return "Free, open source"
+    input_usd, output_usd = headline["input_usd_per_mtok"], headline["output_usd_per_mtok"]
+    prices = f"{format_usd(input_usd)} / {format_usd(output_usd)}" if input_usd is not None else format_usd(output_usd)
+    return f"{prices} per 1M tokens ({headline['item']})"
+
+
+@register.filter
+def usd(amount: Decimal | None) -> str:
+    return EMPTY if amount is None or amount == "" else format_usd(amount)
+
+
+@register.filter
+def rating(value: Decimal | None) -> str:
+    return format_rating(value)
+
+
+@register.filter
+def price_text(price: PriceItem) -> str:
+    return format_price_item(price)
+
+
+@register.filter
+def headline_price(tool) -> str:
+    return format_headline_price(headline_price_value(tool))
+
+
+_LEVEL_LABELS = dict(HardwareSupport.Level.choices)
+_SEVERITY_LABELS = dict(Caveat.Severity.choices)
+
+_LIST_LABELS = {
+    "price_items": lambda price: f"{price['item']}: {format_price_item(price)}",
+    "hardware": lambda support: f"{support['name']} ({_LEVEL_LABELS.get(support['level'], support['level'])})",
+    "quant_formats": lambda fmt: (
+        f"{fmt['name']} (needs {fmt['hardware_requirement']})" if fmt["hardware_requirement"] else fmt["name"]
+    ),
+    "api_surfaces": lambda api: f"{api['name']}: gaps documented" if api["gaps"] else api["name"],
+    "features": lambda feature: feature["name"],
+    "caveats": lambda caveat: f"{_SEVERITY_LABELS.get(caveat['severity'], caveat['severity'])}: {caveat['title']}",
+}
+
+
+def _list_cell(labels: list[str], shared: set[str]) -> str:
+    if not labels:
+        return format_html('<span class="muted">{}</span>', "None listed")
+    items = format_html_join(
+        "",
+        "{}",
+        (
+            (format_html("<li>{}</li>", label) if label in shared
+             else format_html('<li class="only-some"><strong>{}</strong><span class="visually-hidden"> '
+                              "(not every tool compared)</span></li>", label),)
+            for label in labels
+        ),
+    )
+    return format_html('<ul class="cell-list">{}</ul>', items)
+
+
+@register.simple_tag
+def compare_cell(row, value: Any) -> str:
+    """HTML for one value of a comparison row (see catalog.selectors.tool_compare for the row shapes).
+
+    In list rows, entries that not every compared tool has are emphasised, in text as well as style.
+    """
+    key = row.key
+    if key in _LIST_LABELS:
+        label = _LIST_LABELS[key]
+        labels = [label(entry) for entry in value]
+        shared = set.intersection(*({label(entry) for entry in other} for other in row.values))
+        return _list_cell(labels, shared)
+    if key == "headline_price":
+        return format_html("{}", format_headline_price(value))
+    if key == "rating":
+        return format_html("{}", format_rating(Decimal(value)) if value is not None else "Not rated by any source")
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if value is None or value == "":
+        return format_html('<span class="muted">{}</span>', "Not stated")
+    return format_html("{}", value)
+
+
+@register.simple_tag
+def filter_control(bound_field) -> str:
+    """A filter form control without Django's per-widget template rendering, which dominated the page's cost."""
+    field = bound_field.field
+    attrs = {"name": bound_field.html_name, "id": bound_field.id_for_label}
+    value = bound_field.data if bound_field.data is not None else ""
+    if not hasattr(field, "choices"):
+        return format_html(
+            '<input type="search" name="{}" id="{}" value="{}" maxlength="{}" placeholder="{}">',
+            attrs["name"], attrs["id"], value, field.max_length or "", "name, verdict, use…",
+        )
+    options = format_html_join(
+        "",
+        '<option value="{}"{}>{}</option>',
+        ((choice, " selected" if str(choice) == str(value) else "", label) for choice, label in field.choices),
+    )
+    return format_html('<select name="{}" id="{}">{}</select>', attrs["name"], attrs["id"], options)

@@ -1,0 +1,106 @@
+"""Building blocks every API view of the project shares."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.cache import cached_read
+from core.conditional import conditional_get
+from core.exceptions import error_body
+from core.pagination import KeysetPage, link_header, page_links
+from core.renderers import CSVRenderer
+
+
+class Api(APIView):
+    """An APIView whose successful reads carry ETag / Last-Modified and answer conditional GETs with 304.
+
+    A view that names `cache_scopes` has its GET results kept in the shared cache until a model of one
+    of those scopes changes (see core.cache); authentication, throttling and validation of the format
+    still run on every request.
+    """
+
+    cache_scopes: tuple[str, ...] = ()
+    atomic_requests = False
+
+    @classmethod
+    def as_view(cls, **initkwargs: Any) -> Any:
+        # Reads need no transaction (each statement already sees committed data) and every write goes
+        # through a service that opens its own; skipping ATOMIC_REQUESTS saves a BEGIN and a COMMIT
+        # round trip on every read.
+        return transaction.non_atomic_requests(super().as_view(**initkwargs))
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method == "GET" and self.cache_scopes:
+            view_get = self.get
+
+            def build() -> Any:
+                return view_get(request, *args, **kwargs).data
+
+            def cached_get(request: Request, *args: Any, **kwargs: Any) -> Response:
+                data, self.built_at = cached_read(request=request, scopes=self.cache_scopes, build=build)
+                return Response(data)
+
+            # DRF looks the handler up after initial(), so this instance attribute is what runs.
+            self.get = cached_get
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method in ("GET", "HEAD") and isinstance(response, Response) and response.status_code == 200:
+            response.render()
+            return conditional_get(request._request, response, built_at=getattr(self, "built_at", None))
+        return response
+
+
+class ListApi(Api):
+    """A list endpoint: JSON, the browsable API, and CSV (`?format=csv`) with the same rows in the same order."""
+
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    csv_filename = "export"
+    csv_serializer_class: type[serializers.Serializer] | None = None
+
+
+def list_envelope(name: str, serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    """The schema of a whole-list answer: {"count": n, "results": [...]}."""
+    return inline_serializer(
+        name=name,
+        fields={
+            "count": serializers.IntegerField(help_text="Number of rows in `results` (the whole list)."),
+            "results": serializer_class(many=True),
+        },
+    )
+
+
+def query_params(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Validate the query string; an invalid value is a 400 naming the parameter."""
+    params = {key: request.query_params.get(key) for key in request.query_params if key != "format"}
+    serializer = serializer_class(data=params)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def list_response(*, rows: list[Any]) -> Response:
+    return Response({"count": len(rows), "results": rows})
+
+
+def keyset_response(*, request: Request, page: KeysetPage, rows: list[Any]) -> Response:
+    links = page_links(request, page)
+    headers = {"Link": link_header(links)} if any(links.values()) else None
+    return Response({**links, "results": rows}, headers=headers)
+
+
+@csrf_exempt
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Unknown URLs under the API (including non-numeric ids) answer 404 in the API's error shape."""
+    return JsonResponse(
+        error_body(code="not_found", message=f"No API endpoint at {request.path}."), status=404
+    )

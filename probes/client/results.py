@@ -1,0 +1,155 @@
+"""Result types of the two suites. Field names of ``RequestResult`` match ``probes.models.RequestMeasurement``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
+
+COMPAT_OUTCOMES = ("supported", "accepted", "ignored", "rejected", "error")
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolation percentile (numpy's default method); None for an empty list."""
+    data = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not data:
+        return None
+    if len(data) == 1:
+        return data[0]
+    position = (len(data) - 1) * q / 100.0
+    lower = math.floor(position)
+    upper = min(lower + 1, len(data) - 1)
+    return data[lower] + (data[upper] - data[lower]) * (position - lower)
+
+
+def percentiles(values: list[float]) -> dict:
+    return {"p50": percentile(values, 50), "p95": percentile(values, 95), "p99": percentile(values, 99)}
+
+
+@dataclass
+class RequestResult:
+    """One streamed request. Times are milliseconds measured from the moment the request was written to the
+    connection (``t0``), except ``queue_ms`` and ``connect_ms`` which happen before it. None = not measurable."""
+
+    index: int
+    started_at: dt.datetime
+    ok: bool = False
+    http_status: int | None = None
+    queue_ms: float | None = None
+    connect_ms: float | None = None
+    headers_ms: float | None = None
+    ttft_ms: float | None = None
+    ttfat_ms: float | None = None
+    e2e_ms: float | None = None
+    tpot_ms: float | None = None
+    output_speed_tps: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    output_tokens_source: str = ""
+    chunks: int | None = None
+    itl_p50_ms: float | None = None
+    itl_p95_ms: float | None = None
+    itl_p99_ms: float | None = None
+    gaps_ms: list = field(default_factory=list)
+    tokens_per_chunk: list = field(default_factory=list)
+    buffered: bool = False
+    server_timings: dict = field(default_factory=dict)
+    request_id: str = ""
+    error_class: str = ""
+    error_message: str = ""
+    # Not a field (not stored): the raw perf_counter_ns stamps behind the figures, for accuracy benchmarks.
+    # Keys: start_ns, written_ns, headers_ns, first_token_ns, first_answer_ns, last_token_ns.
+    raw_stamps: ClassVar[dict] = {}
+
+    def as_fields(self) -> dict:
+        """Every field by name, ready for ``RequestMeasurement(**result.as_fields())``."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def to_json(self) -> dict:
+        """The CLI's per-request shape."""
+        return {
+            "ttft_ms": self.ttft_ms,
+            "ttfat_ms": self.ttfat_ms,
+            "headers_ms": self.headers_ms,
+            "e2e_ms": self.e2e_ms,
+            "output_tokens": self.output_tokens,
+            "output_tokens_source": self.output_tokens_source or None,
+            "output_speed_tps": self.output_speed_tps,
+            "tpot_ms": self.tpot_ms,
+            "itl_ms": {"p50": self.itl_p50_ms, "p95": self.itl_p95_ms, "p99": self.itl_p99_ms},
+            "chunks": self.chunks,
+            "buffered": self.buffered,
+            "error": (
+                {"class": self.error_class, "message": self.error_message, "status": self.http_status}
+                if self.error_class
+                else None
+            ),
+        }
+
+
+SUMMARY_METRICS = ("ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "tpot_ms", "headers_ms")
+
+
+@dataclass
+class SpeedResult:
+    """A speed run: every request, what was sent (no secret), and what the server told about itself."""
+
+    requests: list[RequestResult] = field(default_factory=list)
+    request_params: dict = field(default_factory=dict)
+    server_info: dict = field(default_factory=dict)
+    include_usage_supported: bool | None = None
+    token_param: str | None = None
+    error_class: str = ""
+    error_message: str = ""
+    rate_limit_retries: int = 0
+
+    @property
+    def ok_requests(self) -> list[RequestResult]:
+        return [r for r in self.requests if r.ok]
+
+    def summary(self) -> dict:
+        """p50/p95/p99 of each metric over the successful requests, plus counts and the success rate."""
+        ok = self.ok_requests
+        summary = {name: percentiles([getattr(r, name) for r in ok]) for name in SUMMARY_METRICS}
+        summary["requests"] = len(self.requests)
+        summary["ok"] = len(ok)
+        summary["success_rate"] = (len(ok) / len(self.requests)) if self.requests else None
+        return summary
+
+    def to_json(self) -> dict:
+        document = {"requests": [r.to_json() for r in self.requests], "summary": self.summary()}
+        if self.error_class:
+            document["error"] = {"class": self.error_class, "message": self.error_message}
+        return document
+
+
+@dataclass
+class CompatCheckResult:
+    name: str
+    outcome: str
+    http_status: int | None = None
+    message: str = ""
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.outcome not in COMPAT_OUTCOMES:
+            raise ValueError(f"unknown compat outcome {self.outcome!r}")
+
+    def to_json(self) -> dict:
+        return {"outcome": self.outcome, "status": self.http_status, "detail": self.detail, "message": self.message}
+
+
+@dataclass
+class CompatResult:
+    checks: list[CompatCheckResult] = field(default_factory=list)
+    token_param: str | None = None
+    server_info: dict = field(default_factory=dict)
+    error_class: str = ""
+    error_message: str = ""
+
+    def by_name(self) -> dict[str, CompatCheckResult]:
+        return {check.name: check for check in self.checks}
+
+    def to_json(self) -> dict:
+        return {check.name: check.to_json() for check in self.checks}

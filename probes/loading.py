@@ -1,0 +1,105 @@
+"""Load probe target presets from fixtures/probe_targets.yaml (called by `manage.py load_catalog`).
+
+Ownership of fields on reload:
+* the fixture owns ``name``, ``tool`` and ``notes``: a reload refreshes them;
+* the operator owns ``base_url``, ``model_id``, ``api_key_env``, ``hardware``, ``quantization``,
+  ``engine_version``, ``region`` and ``enabled``: the fixture sets them when it creates a target and never
+  touches them again, so enabling a target or pointing it at another host survives every reload.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from catalog.models import Tool
+from probes.models import ProbeTarget
+
+logger = logging.getLogger(__name__)
+
+FILENAME = "probe_targets.yaml"
+FIXTURE_OWNED = ("name", "notes")
+OPERATOR_OWNED = ("base_url", "model_id", "api_key_env", "hardware", "quantization", "engine_version", "region")
+REQUIRED = ("slug", "name", "tool", "base_url", "model_id")
+ALLOWED = {*REQUIRED, *FIXTURE_OWNED, *OPERATOR_OWNED, "enabled"}
+
+
+class FixtureError(ValueError):
+    """A malformed entry in the target fixture; the message names the entry and the field."""
+
+
+def _entries(path: Path) -> list[dict[str, Any]]:
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    entries = document.get("targets") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise FixtureError(f"{path}: expected a top-level 'targets' list")
+    for position, entry in enumerate(entries):
+        where = f"{path.name} entry {position + 1} ({entry.get('slug', '?') if isinstance(entry, dict) else '?'})"
+        if not isinstance(entry, dict):
+            raise FixtureError(f"{where}: must be a mapping")
+        missing = [name for name in REQUIRED if not entry.get(name)]
+        unknown = sorted(set(entry) - ALLOWED)
+        if missing or unknown:
+            raise FixtureError(f"{where}: missing {missing or 'nothing'}, unknown fields {unknown or 'none'}")
+    return entries
+
+
+def _tool(candidates: str | list[str], tools: dict[str, Tool]) -> Tool | None:
+    for slug in [candidates] if isinstance(candidates, str) else candidates:
+        if slug in tools:
+            return tools[slug]
+    return None
+
+
+def _validate(target: ProbeTarget, where: str) -> None:
+    try:
+        target.full_clean(exclude=["tool"])
+    except ValidationError as exc:
+        fields = "; ".join(f"{name}: {' '.join(messages)}" for name, messages in exc.message_dict.items())
+        raise FixtureError(f"{where}: {fields}") from None
+
+
+@transaction.atomic
+def load(*, fixtures_dir: Path) -> dict[str, int]:
+    """Idempotent upsert of the target presets by slug; returns counts per outcome."""
+    counts = {"created": 0, "updated": 0, "unchanged": 0, "skipped": 0}
+    path = Path(fixtures_dir) / FILENAME
+    if not path.exists():
+        logger.warning("No %s in %s; no probe targets loaded", FILENAME, fixtures_dir)
+        return counts
+    entries = _entries(path)
+    tools = {tool.slug: tool for tool in Tool.objects.all()}
+    existing = {target.slug: target for target in ProbeTarget.objects.filter(slug__in=[e["slug"] for e in entries])}
+    for entry in entries:
+        where = f"{FILENAME} {entry['slug']}"
+        tool = _tool(entry["tool"], tools)
+        if tool is None:
+            logger.warning("%s: skipped, catalog has no tool %s (load the catalog first)", where, entry["tool"])
+            counts["skipped"] += 1
+            continue
+        target = existing.get(entry["slug"])
+        if target is None:
+            target = ProbeTarget(slug=entry["slug"], tool=tool, enabled=bool(entry.get("enabled", False)))
+            for name in (*FIXTURE_OWNED, *OPERATOR_OWNED):
+                setattr(target, name, entry.get(name, "") or "")
+            _validate(target, where)
+            target.save()
+            counts["created"] += 1
+            continue
+        changed = [name for name in FIXTURE_OWNED if getattr(target, name) != (entry.get(name, "") or "")]
+        for name in changed:
+            setattr(target, name, entry.get(name, "") or "")
+        if target.tool_id != tool.pk:
+            target.tool = tool
+            changed.append("tool")
+        if changed:
+            _validate(target, where)
+            target.save(update_fields=[*changed, "updated_at"])
+            counts["updated"] += 1
+        else:
+            counts["unchanged"] += 1
+    return counts

@@ -1,0 +1,79 @@
+"""Creating and changing probe targets. A target names the environment variable holding its key, never a key."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from catalog.models import Tool
+from core.models import AuditEntry
+from core.services import audit_record, creation_changes, model_update
+from probes.models import ProbeTarget
+
+BASE_URL_NO_CREDENTIALS = (
+    "The base URL must not carry credentials, a query string or a fragment; "
+    "put the key in the environment variable named by api_key_env."
+)
+BASE_URL_SCHEME = "The base URL must use http or https."
+
+TARGET_FIELDS = (
+    "slug", "name", "tool", "base_url", "model_id", "api_key_env", "hardware", "quantization", "engine_version",
+    "region", "notes", "enabled",
+)
+TARGET_UPDATABLE_FIELDS = tuple(name for name in TARGET_FIELDS if name != "slug")
+
+
+def _validate_target(target: ProbeTarget) -> None:
+    parts = urlsplit(target.base_url or "")
+    if parts.scheme and parts.scheme not in ("http", "https"):
+        raise ValidationError({"base_url": [BASE_URL_SCHEME]})
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ValidationError({"base_url": [BASE_URL_NO_CREDENTIALS]})
+    target.full_clean()
+
+
+@transaction.atomic
+def probe_target_create(
+    *,
+    actor: Any,
+    slug: str,
+    name: str,
+    tool: Tool,
+    base_url: str,
+    model_id: str,
+    api_key_env: str = "",
+    hardware: str = "",
+    quantization: str = "",
+    engine_version: str = "",
+    region: str = "",
+    notes: str = "",
+    enabled: bool = False,
+) -> ProbeTarget:
+    target = ProbeTarget(
+        slug=slug, name=name, tool=tool, base_url=base_url, model_id=model_id, api_key_env=api_key_env,
+        hardware=hardware, quantization=quantization, engine_version=engine_version, region=region, notes=notes,
+        enabled=enabled,
+    )
+    _validate_target(target)
+    target.save()
+    audit_record(
+        actor=actor,
+        action=AuditEntry.Action.CREATE,
+        instance=target,
+        changes=creation_changes(instance=target, fields=TARGET_FIELDS),
+    )
+    return target
+
+
+@transaction.atomic
+def probe_target_update(*, actor: Any, target: ProbeTarget, data: Mapping[str, Any]) -> ProbeTarget:
+    """Apply the fields present in `data`; the slug (what runs and schedules refer to) stays."""
+    changes = model_update(instance=target, fields=TARGET_UPDATABLE_FIELDS, data=data)
+    if changes:
+        _validate_target(target)
+        target.save()
+        audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=target, changes=changes)
+    return target

@@ -1,0 +1,298 @@
+"""Read-only API for recommendations, the fit calculator and the break-even view (one APIView per operation)."""
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from recommend.forms import CUSTOM, fit_input_from
+from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
+from recommend.selectors import catalog_data, gpu_prices, hardware_spec_list, priced_models, token_prices
+from scoring import profile as choices
+from scoring.breakeven import BreakEvenError, Workload, gpu_costs, provider_costs
+from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
+from scoring.profile import Profile, ProfileError
+from scoring.ranking import normalize_model, recommend
+
+
+def _query_data(request: Request, *, lists: tuple[str, ...] = ()) -> dict:
+    """Query parameters as a plain dict; list parameters accept repeats and comma-separated values."""
+    data = {key: request.query_params.get(key) for key in request.query_params}
+    for name in lists:
+        values = [part.strip() for value in request.query_params.getlist(name) for part in value.split(",")]
+        data[name] = [value for value in values if value]
+    return data
+
+
+def _field_errors(errors: dict[str, str]) -> serializers.ValidationError:
+    return serializers.ValidationError({name: [message] for name, message in errors.items()})
+
+
+class SourceSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.CharField(allow_blank=True)
+    verified_on = serializers.CharField(allow_null=True)
+
+
+class ReasonSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    rule = serializers.CharField(help_text="The rule or measurement behind the reason, e.g. recipe:mac:mlx.")
+    source = SourceSerializer(allow_null=True)
+
+
+class RankedToolSerializer(serializers.Serializer):
+    tool = serializers.SlugField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    score = serializers.FloatField(help_text="Comparable among tools of the same kind.")
+    reasons = ReasonSerializer(many=True)
+    lost_because = serializers.CharField(allow_blank=True, help_text="Why it ranks below the one above it.")
+    named_by_guide = serializers.BooleanField(
+        help_text="False for engines that merely run on the hardware: the guide's recipe does not name them."
+    )
+
+
+class CaveatSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    body = serializers.CharField()
+    severity = serializers.CharField()
+    source = SourceSerializer(allow_null=True)
+
+
+class ExcludedToolSerializer(serializers.Serializer):
+    tool = serializers.SlugField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    reasons = ReasonSerializer(many=True)
+    caveats = CaveatSerializer(many=True)
+
+
+class WarningSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    source = SourceSerializer(allow_null=True)
+    where = serializers.CharField()
+
+
+class RecommendationSerializer(serializers.Serializer):
+    results = RankedToolSerializer(many=True, help_text="Best first: engines, then hosted providers (providers "
+                                   "first when hardware is 'none').")
+    warnings = WarningSerializer(many=True)
+    not_recommended = ExcludedToolSerializer(many=True, help_text="Listed by a source, never recommended here.")
+    excluded = ExcludedToolSerializer(many=True, help_text="Removed by a hard constraint, with the reason.")
+    reference_model = serializers.CharField(allow_null=True, help_text="Model whose prices compare providers.")
+
+
+class CheckNamesField(serializers.ListField):
+    """A list of compat check names; unknown names are reported once, against the parameter itself."""
+
+    def run_child_validation(self, data):
+        allowed = choices.values_of(choices.NEEDS_CHOICES)
+        unknown = [value for value in data if value not in allowed]
+        if unknown:
+            raise serializers.ValidationError(
+                f"Unknown check names: {', '.join(map(str, unknown))}. Allowed: {', '.join(allowed)}."
+            )
+        return super().run_child_validation(data)
+
+
+class RecommendationQuerySerializer(serializers.Serializer):
+    hardware = serializers.ChoiceField(choices=choices.HARDWARE_CHOICES)
+    fits_fast_memory = serializers.ChoiceField(choices=choices.FITS_FAST_MEMORY_CHOICES, default="unknown")
+    bottleneck = serializers.ChoiceField(choices=choices.BOTTLENECK_CHOICES, default="unknown")
+    context_tokens = serializers.IntegerField(min_value=1, max_value=choices.MAX_CONTEXT_TOKENS, default=8192)
+    concurrency = serializers.IntegerField(min_value=1, max_value=choices.MAX_CONCURRENCY, default=1)
+    shared_prefixes = serializers.BooleanField(default=False)
+    architecture = serializers.ChoiceField(choices=choices.ARCHITECTURE_CHOICES, default="dense")
+    deployment = serializers.ChoiceField(choices=choices.DEPLOYMENT_CHOICES, default="local")
+    quantization = serializers.ChoiceField(choices=choices.QUANTIZATION_CHOICES, default="any")
+    interconnect = serializers.ChoiceField(choices=choices.INTERCONNECT_CHOICES, default="none")
+    optimize_for = serializers.ChoiceField(choices=choices.OPTIMIZE_FOR_CHOICES, default="latency")
+    hosted_ok = serializers.BooleanField(default=False, help_text="May the model run on a hosted API?")
+    needs = CheckNamesField(
+        child=serializers.ChoiceField(choices=choices.NEEDS_CHOICES), default=list,
+        help_text="Compatibility checks that must work (repeat the parameter or separate with commas).",
+    )
+
+
+class RecommendationApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="recommendations",
+        summary="Rank engines and hosted providers for a hardware and workload profile",
+        parameters=[RecommendationQuerySerializer],
+        responses={200: RecommendationSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        query = RecommendationQuerySerializer(data=_query_data(request, lists=("needs",)))
+        query.is_valid(raise_exception=True)
+        values = dict(query.validated_data)
+        values["needs"] = tuple(values["needs"])
+        try:
+            profile = Profile(**values)
+        except ProfileError as exc:
+            raise _field_errors(exc.errors) from exc
+        return Response(recommendation_as_dict(recommend(profile, catalog_data())))
+
+
+class FitQuerySerializer(serializers.Serializer):
+    model = serializers.ChoiceField(
+        choices=[CUSTOM] + [preset.slug for preset in MODEL_PRESETS], default=CUSTOM,
+        help_text="A preset fills the model numbers below unless you give them.",
+    )
+    params_b = serializers.FloatField(min_value=0.001, max_value=10_000, required=False)
+    active_params_b = serializers.FloatField(min_value=0.001, max_value=10_000, required=False,
+                                             help_text="MoE: parameters read per token.")
+    layers = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    kv_heads = serializers.IntegerField(min_value=1, max_value=1024, required=False)
+    head_dim = serializers.IntegerField(min_value=1, max_value=4096, required=False)
+    weight_format = serializers.ChoiceField(choices=[fmt.slug for fmt in WEIGHT_FORMATS], default="bf16")
+    context_tokens = serializers.IntegerField(min_value=1, max_value=10_000_000, default=8192)
+    concurrency = serializers.IntegerField(min_value=1, max_value=100_000, default=1)
+    kv_cache = serializers.ChoiceField(choices=list(KV_CACHE_BYTES), default="fp16")
+    hardware = serializers.SlugField(default=CUSTOM, help_text="A hardware spec slug from the catalog, or custom.")
+    memory_gb = serializers.FloatField(min_value=0.1, max_value=100_000, required=False)
+    bandwidth_gb_s = serializers.FloatField(min_value=0.1, max_value=1_000_000, required=False)
+    devices = serializers.IntegerField(min_value=1, max_value=4096, default=1)
+
+
+class FitInputSerializer(serializers.Serializer):
+    params_b = serializers.FloatField()
+    layers = serializers.IntegerField()
+    kv_heads = serializers.IntegerField()
+    head_dim = serializers.IntegerField()
+    bits_per_weight = serializers.FloatField()
+    context_tokens = serializers.IntegerField()
+    concurrency = serializers.IntegerField()
+    memory_gb = serializers.FloatField()
+    bandwidth_gb_s = serializers.FloatField()
+    devices = serializers.IntegerField()
+    kv_bytes_per_element = serializers.FloatField()
+    active_params_b = serializers.FloatField(allow_null=True)
+
+
+class FitResultSerializer(serializers.Serializer):
+    weights_gb = serializers.FloatField(help_text="All weights, every expert of an MoE included.")
+    active_weights_gb = serializers.FloatField(help_text="Weights read per generated token (MoE: active only).")
+    kv_per_token_bytes = serializers.FloatField()
+    kv_cache_gb = serializers.FloatField()
+    overhead_gb = serializers.FloatField()
+    total_gb = serializers.FloatField()
+    capacity_gb = serializers.FloatField()
+    headroom_gb = serializers.FloatField()
+    fits = serializers.BooleanField()
+    max_context_tokens = serializers.IntegerField()
+    max_concurrency = serializers.IntegerField()
+    bytes_per_token_gb = serializers.FloatField()
+    decode_ceiling_tps = serializers.FloatField(help_text="Bandwidth / bytes read per token, one sequence.")
+    aggregate_ceiling_tps = serializers.FloatField()
+    is_moe = serializers.BooleanField()
+
+
+class FitSerializer(serializers.Serializer):
+    input = FitInputSerializer()
+    result = FitResultSerializer()
+
+
+class FitApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
+                   parameters=[FitQuerySerializer], responses={200: FitSerializer})
+    def get(self, request: Request) -> Response:
+        query = FitQuerySerializer(data=_query_data(request))
+        query.is_valid(raise_exception=True)
+        specs = {spec.slug: spec for spec in hardware_spec_list()}
+        try:
+            spec = fit_input_from(dict(query.validated_data), specs=specs)
+        except FitError as exc:
+            raise _field_errors(exc.errors) from exc
+        return Response(fit_as_dict(spec, calculate(spec)))
+
+
+class BreakEvenQuerySerializer(serializers.Serializer):
+    input_tokens_per_day = serializers.IntegerField(min_value=0, max_value=10**13)
+    output_tokens_per_day = serializers.IntegerField(min_value=0, max_value=10**13)
+    model = serializers.CharField(max_length=200, required=False,
+                                  help_text="Priced model; defaults to the one most providers price.")
+    utilisation = serializers.FloatField(min_value=0.01, max_value=1, default=0.5,
+                                         help_text="Busy share of the day the GPUs may use (0-1].")
+    gpu_count = serializers.IntegerField(min_value=1, max_value=4096, default=1)
+
+
+class BreakEvenAssumptionsSerializer(serializers.Serializer):
+    hours_per_month = serializers.IntegerField()
+    utilisation = serializers.FloatField()
+    note = serializers.CharField()
+
+
+class BreakEvenWorkloadSerializer(serializers.Serializer):
+    input_tokens_per_day = serializers.IntegerField()
+    output_tokens_per_day = serializers.IntegerField()
+    required_output_tokens_per_second = serializers.FloatField()
+    required_input_tokens_per_second = serializers.FloatField()
+
+
+class ProviderCostSerializer(serializers.Serializer):
+    tool = serializers.SlugField()
+    name = serializers.CharField()
+    item = serializers.CharField()
+    input_usd_per_mtok = serializers.FloatField()
+    output_usd_per_mtok = serializers.FloatField()
+    usd_per_day = serializers.FloatField()
+    monthly_usd = serializers.FloatField()
+    source = serializers.CharField()
+    verified_on = serializers.CharField(allow_null=True)
+
+
+class GpuCostSerializer(serializers.Serializer):
+    tool = serializers.SlugField()
+    name = serializers.CharField()
+    item = serializers.CharField()
+    tier = serializers.CharField()
+    usd_per_hour = serializers.FloatField()
+    gpus = serializers.IntegerField()
+    monthly_usd = serializers.FloatField()
+    output_tokens_per_second_per_gpu = serializers.FloatField()
+    input_tokens_per_second_per_gpu = serializers.FloatField()
+    self_hosting_wins = serializers.BooleanField(allow_null=True)
+    break_even_tokens_per_day = serializers.IntegerField(allow_null=True)
+    source = serializers.CharField()
+    verified_on = serializers.CharField(allow_null=True)
+
+
+class BreakEvenSerializer(serializers.Serializer):
+    model = serializers.CharField(allow_null=True)
+    assumptions = BreakEvenAssumptionsSerializer()
+    workload = BreakEvenWorkloadSerializer()
+    providers = ProviderCostSerializer(many=True, help_text="Cheapest first.")
+    gpus = GpuCostSerializer(many=True, help_text="Cheapest first.")
+
+
+class BreakEvenApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
+                   parameters=[BreakEvenQuerySerializer], responses={200: BreakEvenSerializer})
+    def get(self, request: Request) -> Response:
+        query = BreakEvenQuerySerializer(data=_query_data(request))
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        models = [model for model, _ in priced_models()]
+        model = normalize_model(data["model"]) if data.get("model") else (models[0] if models else None)
+        if model is not None and model not in models:
+            raise _field_errors({"model": f"No provider prices {model!r}; priced models: {', '.join(models)}."})
+        try:
+            workload = Workload(input_tokens_per_day=data["input_tokens_per_day"],
+                                output_tokens_per_day=data["output_tokens_per_day"],
+                                utilisation=data["utilisation"])
+        except BreakEvenError as exc:
+            raise _field_errors(exc.errors) from exc
+        providers = provider_costs(workload, token_prices(model=model)) if model else []
+        gpus = gpu_costs(workload, gpu_prices(), gpu_count=data["gpu_count"], providers=providers)
+        return Response({"model": model, **break_even_as_dict(workload, providers, gpus)})

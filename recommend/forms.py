@@ -1,0 +1,178 @@
+"""GET forms for the wizard, the fit calculator and the break-even view; each turns valid input into scoring values."""
+from __future__ import annotations
+
+from django import forms
+
+from scoring import profile as choices
+from scoring.breakeven import BreakEvenError, Workload
+from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, MODEL_PRESETS_BY_SLUG, WEIGHT_FORMATS, WEIGHT_FORMATS_BY_SLUG
+from scoring.fit import FitError, FitInput
+from scoring.profile import Profile, ProfileError
+
+CUSTOM = "custom"
+
+
+class WizardForm(forms.Form):
+    hardware = forms.ChoiceField(label="1. What hardware do you actually have?", choices=choices.HARDWARE_CHOICES)
+    fits_fast_memory = forms.ChoiceField(
+        label="2. Does the model fit in fast memory, or only in system / unified memory?",
+        choices=choices.FITS_FAST_MEMORY_CHOICES, initial="unknown", required=False,
+    )
+    bottleneck = forms.ChoiceField(label="3. Is decode or prefill the bottleneck?",
+                                   choices=choices.BOTTLENECK_CHOICES, initial="unknown", required=False)
+    context_tokens = forms.IntegerField(label="4. Context length that matters (tokens)", min_value=1,
+                                        max_value=choices.MAX_CONTEXT_TOKENS, initial=8192, required=False)
+    concurrency = forms.IntegerField(label="4. Concurrent requests", min_value=1,
+                                     max_value=choices.MAX_CONCURRENCY, initial=1, required=False)
+    shared_prefixes = forms.BooleanField(label="5. Prompts share long prefixes (prefix caching pays off)",
+                                         required=False)
+    architecture = forms.ChoiceField(label="6. Is the model dense, MoE, multimodal or hybrid?",
+                                     choices=choices.ARCHITECTURE_CHOICES, initial="dense", required=False)
+    deployment = forms.ChoiceField(label="7. Local convenience, production serving or fleet orchestration?",
+                                   choices=choices.DEPLOYMENT_CHOICES, initial="local", required=False)
+    quantization = forms.ChoiceField(label="8. Which quantization format do you need optimized kernels for?",
+                                     choices=choices.QUANTIZATION_CHOICES, initial="any", required=False)
+    interconnect = forms.ChoiceField(label="9. What is your interconnect?", choices=choices.INTERCONNECT_CHOICES,
+                                     initial="none", required=False)
+    optimize_for = forms.ChoiceField(label="10. What are you optimizing?", choices=choices.OPTIMIZE_FOR_CHOICES,
+                                     initial="latency", required=False)
+    hosted_ok = forms.BooleanField(label="May it be a hosted API? (leave unticked if it must stay on-premises)",
+                                   required=False)
+    needs = forms.MultipleChoiceField(label="Which API features must work?", choices=choices.NEEDS_CHOICES,
+                                      widget=forms.CheckboxSelectMultiple, required=False)
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        defaults = {name: field.initial for name, field in self.fields.items()}
+        values = {
+            name: (data.get(name) if data.get(name) not in (None, "") else defaults[name])
+            for name in ("fits_fast_memory", "bottleneck", "context_tokens", "concurrency", "architecture",
+                         "deployment", "quantization", "interconnect", "optimize_for")
+        }
+        try:
+            self.profile = Profile(
+                hardware=data["hardware"], shared_prefixes=bool(data.get("shared_prefixes")),
+                hosted_ok=bool(data.get("hosted_ok")), needs=tuple(data.get("needs") or ()), **values,
+            )
+        except ProfileError as exc:
+            for name, message in exc.errors.items():
+                self.add_error(name if name in self.fields else None, message)
+        return data
+
+
+def _preset_choices():
+    return [(CUSTOM, "Custom (enter the numbers below)")] + [(preset.slug, preset.name) for preset in MODEL_PRESETS]
+
+
+class FitForm(forms.Form):
+    model = forms.ChoiceField(label="Model preset", choices=_preset_choices, initial="llama-3.1-8b")
+    params_b = forms.FloatField(label="Total parameters (billions)", min_value=0.001, max_value=10_000,
+                                required=False)
+    active_params_b = forms.FloatField(label="Active parameters per token (billions, MoE only)", min_value=0.001,
+                                       max_value=10_000, required=False)
+    layers = forms.IntegerField(label="Layers", min_value=1, max_value=1000, required=False)
+    kv_heads = forms.IntegerField(label="KV heads", min_value=1, max_value=1024, required=False)
+    head_dim = forms.IntegerField(label="Head dimension", min_value=1, max_value=4096, required=False)
+    weight_format = forms.ChoiceField(label="Weight format",
+                                      choices=[(fmt.slug, f"{fmt.name} ({fmt.bits_per_weight:g} bits/weight)")
+                                               for fmt in WEIGHT_FORMATS], initial="q4_k_m", required=False)
+    context_tokens = forms.IntegerField(label="Context length (tokens)", min_value=1, max_value=10_000_000,
+                                        initial=8192, required=False)
+    concurrency = forms.IntegerField(label="Concurrent sequences", min_value=1, max_value=100_000, initial=1,
+                                     required=False)
+    kv_cache = forms.ChoiceField(label="KV-cache precision",
+                                 choices=[(slug, label) for slug, (label, _) in KV_CACHE_BYTES.items()],
+                                 initial="fp16", required=False)
+    hardware = forms.ChoiceField(label="Hardware preset", choices=(), required=False)
+    memory_gb = forms.FloatField(label="Memory per device (GB)", min_value=0.1, max_value=100_000, required=False)
+    bandwidth_gb_s = forms.FloatField(label="Memory bandwidth per device (GB/s)", min_value=0.1,
+                                      max_value=1_000_000, required=False)
+    devices = forms.IntegerField(label="Number of devices", min_value=1, max_value=4096, initial=1, required=False)
+
+    def __init__(self, *args, hardware_specs=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.specs = {spec.slug: spec for spec in hardware_specs}
+        self.fields["hardware"].choices = [(CUSTOM, "Custom (enter memory and bandwidth)")] + [
+            (spec.slug, f"{spec.name} ({spec.memory_gb:g} GB, {spec.bandwidth_gb_s:g} GB/s)")
+            for spec in hardware_specs
+        ]
+        self.fields["hardware"].initial = next(iter(self.specs), CUSTOM)
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.fit_input = fit_input_from(data, specs=self.specs)
+        except FitError as exc:
+            for name, message in exc.errors.items():
+                self.add_error(name if name in self.fields else None, message)
+        return data
+
+
+def fit_input_from(data: dict, *, specs: dict) -> FitInput:
+    """Fill model and hardware numbers from the chosen presets unless given, then validate them together."""
+    values = dict(data)
+    errors: dict[str, str] = {}
+    preset = MODEL_PRESETS_BY_SLUG.get(values.get("model") or "")
+    for name in ("params_b", "layers", "kv_heads", "head_dim"):
+        if values.get(name) is None:
+            if preset:
+                values[name] = getattr(preset, name)
+            else:
+                errors[name] = "Required for a custom model."
+    if values.get("active_params_b") is None and preset and values.get("params_b") == preset.params_b:
+        values["active_params_b"] = preset.active_params_b
+    spec = specs.get(values.get("hardware") or "")
+    if values.get("hardware") not in (None, "", CUSTOM) and spec is None:
+        errors["hardware"] = f"Unknown hardware preset {values.get('hardware')!r}."
+    for name in ("memory_gb", "bandwidth_gb_s"):
+        if values.get(name) is None:
+            if spec:
+                values[name] = float(getattr(spec, name))
+            else:
+                errors[name] = "Required for custom hardware."
+    if errors:
+        raise FitError(errors)
+    return FitInput(
+        params_b=values["params_b"], active_params_b=values.get("active_params_b"), layers=values["layers"],
+        kv_heads=values["kv_heads"], head_dim=values["head_dim"],
+        bits_per_weight=WEIGHT_FORMATS_BY_SLUG[values.get("weight_format") or "bf16"].bits_per_weight,
+        context_tokens=values.get("context_tokens") or 8192, concurrency=values.get("concurrency") or 1,
+        memory_gb=values["memory_gb"], bandwidth_gb_s=values["bandwidth_gb_s"], devices=values.get("devices") or 1,
+        kv_bytes_per_element=KV_CACHE_BYTES[values.get("kv_cache") or "fp16"][1],
+    )
+
+
+class BreakEvenForm(forms.Form):
+    input_tokens_per_day = forms.IntegerField(label="Input tokens per day", min_value=0, max_value=10**13,
+                                              initial=50_000_000)
+    output_tokens_per_day = forms.IntegerField(label="Output tokens per day", min_value=0, max_value=10**13,
+                                               initial=10_000_000)
+    model = forms.ChoiceField(label="Model (priced per token by the providers)", choices=())
+    utilisation = forms.IntegerField(label="Busy share of the day the GPUs may use (%)", min_value=1,
+                                     max_value=100, initial=50)
+    gpu_count = forms.IntegerField(label="Dedicated GPUs", min_value=1, max_value=4096, initial=1)
+
+    def __init__(self, *args, models=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["model"].choices = [(model, f"{model} ({count} provider{'s' if count != 1 else ''})")
+                                        for model, count in models]
+        if models:
+            self.fields["model"].initial = models[0][0]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            self.workload = Workload(
+                input_tokens_per_day=data["input_tokens_per_day"], output_tokens_per_day=data["output_tokens_per_day"],
+                utilisation=data["utilisation"] / 100,
+            )
+        except BreakEvenError as exc:
+            for name, message in exc.errors.items():
+                self.add_error(name if name in self.fields else None, message)
+        return data

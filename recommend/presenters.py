@@ -1,0 +1,98 @@
+"""Shape scoring results as plain dicts for templates and the API, with every source key resolved."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from recommend.selectors import SourceLabel, recommendation_source_keys, sources_for
+from scoring.breakeven import GpuCost, ProviderCost, Workload, break_even_tokens_per_day
+from scoring.fit import FitInput, FitResult
+from scoring.ranking import ExcludedTool, Reason, Recommendation
+
+
+def _source(labels: dict[str, SourceLabel], key: str | None) -> dict | None:
+    if not key:
+        return None
+    label = labels.get(key)
+    return asdict(label) if label else {"key": key, "title": key, "url": "", "verified_on": None}
+
+
+def _reasons(labels, reasons: list[Reason]) -> list[dict]:
+    return [{"text": reason.text, "rule": reason.rule, "source": _source(labels, reason.source_key)}
+            for reason in reasons]
+
+
+def _excluded(labels, item: ExcludedTool) -> dict:
+    return {
+        "tool": item.tool, "name": item.name, "kind": item.kind, "reasons": _reasons(labels, item.reasons),
+        "caveats": [
+            {"title": caveat.title, "body": caveat.body, "severity": caveat.severity,
+             "source": _source(labels, caveat.source_key)}
+            for caveat in item.caveats
+        ],
+    }
+
+
+def recommendation_as_dict(recommendation: Recommendation) -> dict:
+    labels = sources_for(keys=recommendation_source_keys(recommendation))
+    return {
+        "results": [
+            {
+                "tool": item.tool, "name": item.name, "kind": item.kind, "score": item.score,
+                "reasons": _reasons(labels, item.reasons), "lost_because": item.lost_because,
+                "named_by_guide": not item.reasons or item.reasons[0].rule != "catalog:hardware",
+            }
+            for item in recommendation.results
+        ],
+        "not_recommended": [_excluded(labels, item) for item in recommendation.not_recommended],
+        "excluded": [_excluded(labels, item) for item in recommendation.excluded],
+        "warnings": [
+            {"code": warning.code, "message": warning.message, "source": _source(labels, warning.citation.source_key),
+             "where": warning.citation.locator}
+            for warning in recommendation.warnings
+        ],
+        "reference_model": recommendation.reference_model,
+    }
+
+
+def fit_as_dict(spec: FitInput, result: FitResult) -> dict:
+    return {"input": asdict(spec), "result": asdict(result)}
+
+
+def break_even_as_dict(workload: Workload, providers: list[ProviderCost], gpus: list[GpuCost]) -> dict:
+    cheapest = providers[0] if providers else None
+    return {
+        "assumptions": {
+            "hours_per_month": 730,
+            "utilisation": workload.utilisation,
+            "note": "Per-token prices without batch or cache discounts; GPUs billed every hour; the GPUs must "
+            "carry the day's tokens within the busy share of the day.",
+        },
+        "workload": {
+            "input_tokens_per_day": workload.input_tokens_per_day,
+            "output_tokens_per_day": workload.output_tokens_per_day,
+            "required_output_tokens_per_second": workload.required_output_tps,
+            "required_input_tokens_per_second": workload.required_input_tps,
+        },
+        "providers": [
+            {"tool": cost.price.tool, "name": cost.price.tool_name, "item": cost.price.item,
+             "input_usd_per_mtok": cost.price.input_usd_per_mtok,
+             "output_usd_per_mtok": cost.price.output_usd_per_mtok, "usd_per_day": round(cost.usd_per_day, 4),
+             "monthly_usd": round(cost.monthly_usd, 2), "source": cost.price.source,
+             "verified_on": cost.price.verified_on}
+            for cost in providers
+        ],
+        "gpus": [
+            {"tool": cost.price.tool, "name": cost.price.tool_name, "item": cost.price.item, "tier": cost.price.tier,
+             "usd_per_hour": cost.price.usd_per_hour, "gpus": cost.gpus, "monthly_usd": round(cost.monthly_usd, 2),
+             "output_tokens_per_second_per_gpu": cost.output_tps_per_gpu,
+             "input_tokens_per_second_per_gpu": cost.input_tps_per_gpu,
+             "self_hosting_wins": cost.self_hosting_wins,
+             "break_even_tokens_per_day": (
+                 round(break_even_tokens_per_day(gpu_monthly_usd=cost.monthly_usd, workload=workload,
+                                                 price=cheapest.price))
+                 if cheapest and cheapest.usd_per_day > 0 else None
+             ),
+             "source": cost.price.source, "verified_on": cost.price.verified_on}
+            for cost in gpus
+        ],
+    }

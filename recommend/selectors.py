@@ -1,0 +1,198 @@
+"""Reads for the recommendation pages: catalog and probe rows turned into scoring's plain values.
+
+Each selector runs a fixed number of queries however many tools, prices or measurements exist.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, QuerySet
+
+from catalog.models import (
+    Caveat,
+    HardwareSpec,
+    HardwareSupport,
+    PriceItem,
+    Source,
+    Tool,
+    ToolQuantFormat,
+    UseCase,
+    UseCaseRecommendation,
+)
+from probes.models import CompatStatus, MeasurementSummary
+from scoring.breakeven import GpuPrice, TokenPrice
+from scoring.ranking import (
+    MEASURED,
+    CaveatInfo,
+    CatalogData,
+    CompatInfo,
+    PriceInfo,
+    Recommendation,
+    SpeedInfo,
+    ToolInfo,
+    normalize_model,
+)
+
+MEASURED_LABEL = "Measured by Inference Atlas probes"
+
+
+def use_case_list() -> QuerySet[UseCase]:
+    return UseCase.objects.prefetch_related(
+        Prefetch(
+            "recommendations",
+            queryset=UseCaseRecommendation.objects.select_related("tool", "source").order_by("position"),
+        ),
+        "sources",
+    ).order_by("group", "position", "title")
+
+
+def use_case_get(*, slug: str) -> UseCase:
+    return use_case_list().get(slug=slug)
+
+
+def _tools_with_relations() -> QuerySet[Tool]:
+    return Tool.objects.prefetch_related(
+        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware", "source")),
+        Prefetch("quant_format_support", queryset=ToolQuantFormat.objects.select_related("quant_format", "source")),
+        Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
+    )
+
+
+def catalog_data() -> CatalogData:
+    tools: dict[str, ToolInfo] = {}
+    for tool in _tools_with_relations():
+        tools[tool.slug] = ToolInfo(
+            slug=tool.slug,
+            name=tool.name,
+            kind=tool.kind,
+            hardware={support.hardware.slug: support.level for support in tool.hardware_support.all()},
+            quant_formats=frozenset(link.quant_format.slug for link in tool.quant_format_support.all()),
+            hardware_sources={
+                support.hardware.slug: support.source.key
+                for support in tool.hardware_support.all() if support.source
+            },
+            quant_format_sources={
+                link.quant_format.slug: link.source.key for link in tool.quant_format_support.all() if link.source
+            },
+            caveats=tuple(
+                CaveatInfo(caveat.title, caveat.body, caveat.severity, caveat.source.key)
+                for caveat in tool.caveats.all()
+            ),
+        )
+    prices = tuple(
+        PriceInfo(
+            tool=item.tool.slug,
+            model=normalize_model(item.item),
+            input_usd_per_mtok=float(item.input_usd_per_mtok),
+            output_usd_per_mtok=float(item.output_usd_per_mtok),
+            source_key=item.source.key,
+            verified_on=_date(item.verified_on or item.source.verified_on),
+        )
+        for item in PriceItem.objects.filter(
+            unit=PriceItem.Unit.PER_MTOK, tier=PriceItem.Tier.ON_DEMAND, tool__kind=Tool.Kind.PROVIDER,
+            input_usd_per_mtok__isnull=False, output_usd_per_mtok__isnull=False,
+        ).select_related("tool", "source").order_by("tool__slug", "position", "id")
+    )
+    speeds = tuple(
+        SpeedInfo(
+            tool=summary.target.tool.slug,
+            target=summary.target.slug,
+            model=normalize_model(summary.target.model_id),
+            workload=summary.workload,
+            concurrency=summary.concurrency,
+            samples_72h=summary.samples_72h,
+            output_speed_tps=_median_72h(summary.metrics, "output_speed_tps"),
+            ttft_ms=_median_72h(summary.metrics, "ttft_ms"),
+            hardware=summary.target.hardware,
+        )
+        for summary in MeasurementSummary.objects.select_related("target__tool").order_by("id")
+    )
+    compat = tuple(
+        CompatInfo(
+            tool=status.target.tool.slug, target=status.target.slug, check=status.check_name,
+            outcome=status.outcome, message=status.message,
+        )
+        for status in CompatStatus.objects.select_related("target__tool").order_by("id")
+    )
+    return CatalogData(tools=tools, prices=prices, speeds=speeds, compat=compat)
+
+
+def _median_72h(metrics: dict, name: str) -> float | None:
+    value = (metrics or {}).get(name, {}).get("median_72h")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+@dataclass(frozen=True)
+class SourceLabel:
+    key: str
+    title: str
+    url: str
+    verified_on: str | None
+
+
+def sources_for(*, keys: set[str]) -> dict[str, SourceLabel]:
+    labels = {
+        source.key: SourceLabel(source.key, source.title, source.url,
+                                str(source.verified_on) if source.verified_on else None)
+        for source in Source.objects.filter(key__in=keys - {MEASURED})
+    }
+    if MEASURED in keys:
+        labels[MEASURED] = SourceLabel(MEASURED, MEASURED_LABEL, "", None)
+    return labels
+
+
+def recommendation_source_keys(recommendation: Recommendation) -> set[str]:
+    keys = {reason.source_key for item in recommendation.results for reason in item.reasons if reason.source_key}
+    keys |= {reason.source_key for item in recommendation.excluded + recommendation.not_recommended
+             for reason in item.reasons if reason.source_key}
+    keys |= {caveat.source_key for item in recommendation.not_recommended for caveat in item.caveats}
+    keys |= {warning.citation.source_key for warning in recommendation.warnings}
+    return keys
+
+
+def hardware_spec_list() -> QuerySet[HardwareSpec]:
+    return HardwareSpec.objects.select_related("source").order_by("position", "name")
+
+
+def token_prices(*, model: str | None = None) -> list[TokenPrice]:
+    items = PriceItem.objects.filter(
+        unit=PriceItem.Unit.PER_MTOK, tier=PriceItem.Tier.ON_DEMAND, tool__kind=Tool.Kind.PROVIDER,
+        input_usd_per_mtok__isnull=False, output_usd_per_mtok__isnull=False,
+    ).select_related("tool", "source").order_by("tool__name", "position", "id")
+    prices = [
+        TokenPrice(
+            tool=item.tool.slug, tool_name=item.tool.name, item=item.item,
+            input_usd_per_mtok=float(item.input_usd_per_mtok), output_usd_per_mtok=float(item.output_usd_per_mtok),
+            source=item.source.title, verified_on=_date(item.verified_on or item.source.verified_on),
+        )
+        for item in items
+    ]
+    if model is None:
+        return prices
+    return [price for price in prices if normalize_model(price.item) == model]
+
+
+def gpu_prices() -> list[GpuPrice]:
+    items = PriceItem.objects.filter(unit=PriceItem.Unit.PER_HOUR, amount_usd__isnull=False).select_related(
+        "tool", "source"
+    ).order_by("amount_usd", "tool__name", "id")
+    return [
+        GpuPrice(
+            tool=item.tool.slug, tool_name=item.tool.name, item=item.item, tier=item.get_tier_display(),
+            usd_per_hour=float(item.amount_usd), source=item.source.title,
+            verified_on=_date(item.verified_on or item.source.verified_on),
+        )
+        for item in items
+    ]
+
+
+def _date(value) -> str | None:
+    return str(value) if value else None
+
+
+def priced_models() -> list[tuple[str, int]]:
+    """Models with a per-token price, most widely priced first: (normalized name, provider count)."""
+    counts: dict[str, set[str]] = {}
+    for price in token_prices():
+        counts.setdefault(normalize_model(price.item), set()).add(price.tool)
+    return sorted(((model, len(tools)) for model, tools in counts.items()), key=lambda item: (-item[1], item[0]))

@@ -1,0 +1,99 @@
+"""Server-rendered recommendation pages. Every page works without JavaScript (plain GET forms)."""
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from catalog.models import UseCase
+from recommend.forms import BreakEvenForm, FitForm, WizardForm
+from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
+from recommend.selectors import (
+    catalog_data,
+    gpu_prices,
+    hardware_spec_list,
+    priced_models,
+    token_prices,
+    use_case_get,
+    use_case_list,
+)
+from scoring.breakeven import gpu_costs, provider_costs
+from scoring.fit import MODEL_PRESETS, WEIGHT_FORMATS, calculate
+from scoring.ranking import recommend
+from scoring.rules import RECIPES
+
+RECIPE_HARDWARE_BY_USE_CASE = {recipe.use_case: recipe.hardware for recipe in RECIPES}
+
+
+def _error_summary(form) -> list[str]:
+    """One line per problem, naming the field, shown above the form."""
+    lines = []
+    for name, errors in form.errors.items():
+        label = form.fields[name].label if name in form.fields else "Input"
+        lines.extend(f"{label}: {error}" for error in errors)
+    return lines
+
+
+def _render_form_page(request, template: str, form, result, **context) -> HttpResponse:
+    status = 400 if form.is_bound and form.errors else 200
+    return render(request, template, {
+        "form": form, "result": result, "error_summary": _error_summary(form) if form.is_bound else [], **context,
+    }, status=status)
+
+
+def use_cases(request: HttpRequest) -> HttpResponse:
+    groups: dict[str, dict] = {}
+    for use_case in use_case_list():
+        group = groups.setdefault(use_case.group, {"label": use_case.get_group_display(), "use_cases": []})
+        group["use_cases"].append(use_case)
+    order = [choice for choice, _ in UseCase.Group.choices]
+    return render(request, "recommend/use_case_list.html", {
+        "groups": [groups[key] for key in order if key in groups],
+    })
+
+
+def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        use_case = use_case_get(slug=slug)
+    except UseCase.DoesNotExist:
+        raise Http404(f"No use case with the slug {slug!r}.") from None
+    recommendations = list(use_case.recommendations.all())
+    return render(request, "recommend/use_case_detail.html", {
+        "use_case": use_case,
+        "recommended": [item for item in recommendations if item.is_recommended],
+        "listed_not_recommended": [item for item in recommendations if not item.is_recommended],
+        "wizard_hardware": RECIPE_HARDWARE_BY_USE_CASE.get(use_case.slug),
+        "page_sources": sorted({*use_case.sources.all(), *(item.source for item in recommendations)},
+                               key=lambda source: source.title.lower()),
+    })
+
+
+def wizard(request: HttpRequest) -> HttpResponse:
+    form = WizardForm(request.GET or None)
+    result = None
+    if form.is_valid():
+        result = recommendation_as_dict(recommend(form.profile, catalog_data()))
+        result["other_engines"] = sum(not item["named_by_guide"] for item in result["results"])
+    return _render_form_page(request, "recommend/wizard.html", form, result)
+
+
+def fit(request: HttpRequest) -> HttpResponse:
+    specs = list(hardware_spec_list())
+    form = FitForm(request.GET or None, hardware_specs=specs)
+    result = None
+    if form.is_valid():
+        result = fit_as_dict(form.fit_input, calculate(form.fit_input))
+    return _render_form_page(
+        request, "recommend/fit.html", form, result, presets=MODEL_PRESETS, weight_formats=WEIGHT_FORMATS,
+        specs=specs, page_sources=sorted({spec.source for spec in specs}, key=lambda source: source.title.lower()),
+    )
+
+
+def break_even(request: HttpRequest) -> HttpResponse:
+    models = priced_models()
+    form = BreakEvenForm(request.GET or None, models=models)
+    result = None
+    if form.is_valid():
+        providers = provider_costs(form.workload, token_prices(model=form.cleaned_data["model"]))
+        gpus = gpu_costs(form.workload, gpu_prices(), gpu_count=form.cleaned_data["gpu_count"], providers=providers)
+        result = break_even_as_dict(form.workload, providers, gpus)
+    return _render_form_page(request, "recommend/break_even.html", form, result, models=models)

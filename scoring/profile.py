@@ -1,0 +1,177 @@
+"""The answers to the engine guide's ten questions, plus "may it be hosted?" and "which API features must work?"."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HARDWARE_CHOICES: tuple[tuple[str, str], ...] = (
+    ("mac", "Mac with Apple silicon (MacBook, Mac Studio)"),
+    ("laptop_edge", "Laptop, edge device or unusual hardware"),
+    ("cpu_server", "CPU-only server"),
+    ("rtx_single", "One consumer NVIDIA RTX (3090 / 4090 / 5090)"),
+    ("rtx_multi", "Two to four consumer NVIDIA RTX cards"),
+    ("nvidia_hopper_node", "NVIDIA 8x H100 / H200 node"),
+    ("nvidia_blackwell", "NVIDIA B200 / GB200 / GB300 infrastructure"),
+    ("amd_instinct", "AMD Instinct MI300 / MI325 / MI350 / MI355"),
+    ("intel", "Intel Xeon, Core Ultra or Arc"),
+    ("browser_app", "Browser, mobile or native app"),
+    ("none", "No hardware of my own (hosted APIs only)"),
+)
+FITS_FAST_MEMORY_CHOICES = (
+    ("yes", "Yes, it fits in GPU memory (VRAM / HBM)"),
+    ("unified_only", "Only in system or unified memory"),
+    ("unknown", "I don't know yet"),
+)
+BOTTLENECK_CHOICES = (
+    ("decode", "Decode: short prompts, long answers"),
+    ("prefill", "Prefill: long prompts, short answers"),
+    ("unknown", "I don't know yet"),
+)
+ARCHITECTURE_CHOICES = (
+    ("dense", "Dense"),
+    ("moe", "Mixture of experts (MoE)"),
+    ("multimodal", "Multimodal"),
+    ("hybrid", "Hybrid attention"),
+)
+DEPLOYMENT_CHOICES = (
+    ("local", "Local convenience"),
+    ("production", "Production serving"),
+    ("fleet", "Fleet orchestration"),
+)
+QUANTIZATION_CHOICES = (
+    ("any", "No preference"),
+    ("bf16", "FP16 / BF16 (unquantized)"),
+    ("gguf", "GGUF"),
+    ("exl2", "EXL2"),
+    ("exl3", "EXL3"),
+    ("awq", "AWQ"),
+    ("gptq", "GPTQ"),
+    ("fp8", "FP8"),
+    ("fp4", "FP4 (NVFP4 / MXFP4)"),
+    ("mlx", "MLX"),
+    ("onnx", "ONNX"),
+)
+INTERCONNECT_CHOICES = (
+    ("none", "Single device, no interconnect"),
+    ("pcie", "PCIe"),
+    ("nvlink", "NVLink"),
+    ("nvswitch", "NVSwitch"),
+    ("ethernet", "Ethernet"),
+    ("rdma", "RDMA (InfiniBand / RoCE)"),
+    ("thunderbolt", "Thunderbolt"),
+)
+OPTIMIZE_FOR_CHOICES = (
+    ("latency", "Latency"),
+    ("throughput", "Throughput"),
+    ("cost", "Cost"),
+    ("privacy", "Privacy"),
+    ("portability", "Portability"),
+    ("developer_speed", "Developer speed"),
+)
+# The probes' compatibility check names: what a user can require to work.
+NEEDS_CHOICES = (
+    ("stream_usage", "Token usage in streamed responses"),
+    ("logprobs", "logprobs"),
+    ("top_logprobs", "top_logprobs"),
+    ("logit_bias", "logit_bias"),
+    ("n", "n > 1 (several choices)"),
+    ("tools", "Tool calling"),
+    ("tool_choice_required", 'tool_choice "required"'),
+    ("parallel_tool_calls", "Parallel tool calls"),
+    ("json_object", "JSON mode (json_object)"),
+    ("json_schema", "Structured output (json_schema)"),
+    ("tools_with_json_schema", "Tools together with a JSON schema"),
+    ("streaming_tool_calls", "Streamed tool calls"),
+    ("seed", "seed"),
+    ("stop", "stop sequences"),
+    ("max_completion_tokens", "max_completion_tokens"),
+)
+
+MAX_CONTEXT_TOKENS = 10_000_000
+MAX_CONCURRENCY = 100_000
+LONG_CONTEXT_TOKENS = 32_768
+# At or above this many simultaneous requests the guide's "serving several users" qualifiers apply.
+SERVING_CONCURRENCY = 4
+
+MULTI_GPU_HARDWARE = frozenset({"rtx_multi", "nvidia_hopper_node", "nvidia_blackwell", "amd_instinct"})
+NVIDIA_DATACENTER_HARDWARE = frozenset({"nvidia_hopper_node", "nvidia_blackwell"})
+
+
+def values_of(choices: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    return tuple(value for value, _ in choices)
+
+
+def label_of(choices: tuple[tuple[str, str], ...], value: str) -> str:
+    return dict(choices).get(value, value)
+
+
+class ProfileError(ValueError):
+    """Invalid profile values, keyed by field name so forms and the API can name the field."""
+
+    def __init__(self, errors: dict[str, str]):
+        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Profile:
+    hardware: str
+    fits_fast_memory: str = "unknown"
+    bottleneck: str = "unknown"
+    context_tokens: int = 8192
+    concurrency: int = 1
+    shared_prefixes: bool = False
+    architecture: str = "dense"
+    deployment: str = "local"
+    quantization: str = "any"
+    interconnect: str = "none"
+    optimize_for: str = "latency"
+    hosted_ok: bool = False
+    needs: tuple[str, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        errors: dict[str, str] = {}
+        for name, choices in (
+            ("hardware", HARDWARE_CHOICES),
+            ("fits_fast_memory", FITS_FAST_MEMORY_CHOICES),
+            ("bottleneck", BOTTLENECK_CHOICES),
+            ("architecture", ARCHITECTURE_CHOICES),
+            ("deployment", DEPLOYMENT_CHOICES),
+            ("quantization", QUANTIZATION_CHOICES),
+            ("interconnect", INTERCONNECT_CHOICES),
+            ("optimize_for", OPTIMIZE_FOR_CHOICES),
+        ):
+            value = getattr(self, name)
+            if value not in values_of(choices):
+                errors[name] = f"{value!r} is not one of: {', '.join(values_of(choices))}."
+        if not 1 <= self.context_tokens <= MAX_CONTEXT_TOKENS:
+            errors["context_tokens"] = f"Must be between 1 and {MAX_CONTEXT_TOKENS}."
+        if not 1 <= self.concurrency <= MAX_CONCURRENCY:
+            errors["concurrency"] = f"Must be between 1 and {MAX_CONCURRENCY}."
+        unknown_needs = [need for need in self.needs if need not in values_of(NEEDS_CHOICES)]
+        if unknown_needs:
+            errors["needs"] = f"Unknown check names: {', '.join(unknown_needs)}."
+        if errors:
+            raise ProfileError(errors)
+
+    @property
+    def serves_many(self) -> bool:
+        return self.deployment != "local" or self.concurrency >= SERVING_CONCURRENCY
+
+    @property
+    def long_context(self) -> bool:
+        return self.context_tokens >= LONG_CONTEXT_TOKENS
+
+    @property
+    def complex_serving(self) -> bool:
+        """The guide's SGLang territory: long context, MoE, prefix reuse / routing, prefill-heavy prompts."""
+        return (
+            self.long_context
+            or self.architecture == "moe"
+            or self.shared_prefixes
+            or self.bottleneck == "prefill"
+            or bool({"json_schema", "tools_with_json_schema"} & set(self.needs))
+        )
+
+    @property
+    def multi_device(self) -> bool:
+        return self.hardware in MULTI_GPU_HARDWARE

@@ -1,0 +1,521 @@
+"""Rank engines and hosted providers for a profile, with the reason behind every point.
+
+Order of work: hard constraints remove tools (never-recommended tools, hardware a tool does not run on,
+hosted providers when on-premises is required, measured compatibility failures on a required feature);
+the hardware recipe's first matching condition decides the top engine; the recipe's other entries and
+the remaining compatible engines follow; hosted providers (when allowed) are ranked by their measured
+72-hour medians and prices. Scores compare tools of the same kind; engines are listed before providers
+unless the user has no hardware of their own.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from scoring.profile import Profile
+from scoring.rules import (
+    COMPARISON,
+    ENGINE_GUIDE,
+    GUIDE_ENGINES,
+    GUIDE_RULES_BY_ID,
+    HARDWARE_TARGETS,
+    NEVER_RECOMMENDED,
+    RECIPES_BY_HARDWARE,
+    ProfileWarning,
+    RecipeEntry,
+    profile_warnings,
+)
+
+MEASURED = "inference-atlas-probes"
+FAILING_OUTCOMES = frozenset({"rejected", "ignored"})
+PROVIDER = "provider"
+# Blended price weights input three to one over output, the convention of the best-known provider benchmark.
+BLEND_INPUT_WEIGHT = 3
+BLEND_OUTPUT_WEIGHT = 1
+# How each goal weighs output speed, time to first token and blended price when ranking providers.
+PROVIDER_WEIGHTS: dict[str, tuple[float, float, float]] = {
+    "latency": (0.35, 0.45, 0.20),
+    "throughput": (0.60, 0.10, 0.30),
+    "cost": (0.20, 0.10, 0.70),
+}
+DEFAULT_PROVIDER_WEIGHTS = (0.40, 0.30, 0.30)
+QUANT_FORMAT_SLUGS: dict[str, tuple[str, ...]] = {
+    "gguf": ("gguf",),
+    "exl2": ("exl2",),
+    "exl3": ("exl3",),
+    "awq": ("awq",),
+    "gptq": ("gptq",),
+    "fp8": ("fp8",),
+    "fp4": ("nvfp4", "mxfp4", "fp4"),
+    "mlx": ("mlx",),
+    "onnx": ("onnx",),
+}
+
+
+@dataclass(frozen=True)
+class CaveatInfo:
+    title: str
+    body: str
+    severity: str
+    source_key: str
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    slug: str
+    name: str
+    kind: str
+    hardware: dict[str, str] = field(default_factory=dict)
+    quant_formats: frozenset[str] = frozenset()
+    caveats: tuple[CaveatInfo, ...] = ()
+    # Source keys of the catalog rows behind each hardware target and quantization format, where known.
+    hardware_sources: dict[str, str] = field(default_factory=dict)
+    quant_format_sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PriceInfo:
+    tool: str
+    model: str
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+    source_key: str
+    verified_on: str | None = None
+
+    @property
+    def blended(self) -> float:
+        return (BLEND_INPUT_WEIGHT * self.input_usd_per_mtok + BLEND_OUTPUT_WEIGHT * self.output_usd_per_mtok) / (
+            BLEND_INPUT_WEIGHT + BLEND_OUTPUT_WEIGHT
+        )
+
+
+@dataclass(frozen=True)
+class SpeedInfo:
+    tool: str
+    target: str
+    model: str
+    workload: str
+    concurrency: int
+    samples_72h: int
+    output_speed_tps: float | None
+    ttft_ms: float | None
+    hardware: str = ""
+
+
+@dataclass(frozen=True)
+class CompatInfo:
+    tool: str
+    target: str
+    check: str
+    outcome: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CatalogData:
+    tools: dict[str, ToolInfo]
+    prices: tuple[PriceInfo, ...] = ()
+    speeds: tuple[SpeedInfo, ...] = ()
+    compat: tuple[CompatInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reason:
+    text: str
+    rule: str
+    source_key: str | None
+
+
+@dataclass
+class RankedTool:
+    tool: str
+    name: str
+    kind: str
+    score: float
+    reasons: list[Reason]
+    lost_because: str = ""
+
+
+@dataclass
+class ExcludedTool:
+    tool: str
+    name: str
+    kind: str
+    reasons: list[Reason]
+    caveats: tuple[CaveatInfo, ...] = ()
+
+
+@dataclass
+class Recommendation:
+    profile: Profile
+    results: list[RankedTool]
+    excluded: list[ExcludedTool]
+    not_recommended: list[ExcludedTool]
+    warnings: list[ProfileWarning]
+    reference_model: str | None = None
+
+    @property
+    def top(self) -> RankedTool | None:
+        return self.results[0] if self.results else None
+
+
+def normalize_model(name: str) -> str:
+    """'GPT OSS 120B', 'gpt-oss-120B' and 'openai/gpt-oss-120b' all name the same model."""
+    tail = name.strip().lower().rsplit("/", 1)[-1]
+    return re.sub(r"[\s_]+", "-", tail)
+
+
+def workload_input_tokens(workload: str) -> int | None:
+    match = re.search(r"(\d+(?:\.\d+)?)\s*(k)?", workload.lower())
+    if not match:
+        return None
+    value = float(match.group(1))
+    return int(value * 1000) if match.group(2) else int(value)
+
+
+def recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
+    excluded: list[ExcludedTool] = []
+    not_recommended: list[ExcludedTool] = []
+    failing = _failing_checks(profile, catalog)
+
+    for slug, never in NEVER_RECOMMENDED.items():
+        tool = catalog.tools.get(slug)
+        if tool:
+            not_recommended.append(ExcludedTool(
+                slug, tool.name, tool.kind,
+                [Reason(never.reason, "never-recommended", never.citation.source_key)], tool.caveats,
+            ))
+
+    engines = _rank_engines(profile, catalog, failing, excluded)
+    providers, reference_model = _rank_providers(profile, catalog, failing, excluded)
+    results = providers + engines if profile.hardware == "none" else engines + providers
+    return Recommendation(profile, results, excluded, not_recommended, profile_warnings(profile), reference_model)
+
+
+def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[CompatInfo]]:
+    failing: dict[str, list[CompatInfo]] = {}
+    for status in catalog.compat:
+        if status.check in profile.needs and status.outcome in FAILING_OUTCOMES:
+            failing.setdefault(status.tool, []).append(status)
+    return failing
+
+
+def _compat_reasons(statuses: list[CompatInfo]) -> list[Reason]:
+    return [
+        Reason(
+            f"Measured: {status.check} was {status.outcome} by probe target {status.target}"
+            + (f" ({status.message[:160]})" if status.message else "")
+            + "; you need it to work.",
+            f"compat:{status.check}",
+            MEASURED,
+        )
+        for status in statuses
+    ]
+
+
+def _hardware_match(profile: Profile, tool: ToolInfo) -> tuple[str, str] | None:
+    """The best support level the tool has for the profile's hardware, and the target that gives it."""
+    matches = [(tool.hardware[target], target) for target in HARDWARE_TARGETS[profile.hardware]
+               if target in tool.hardware]
+    if not matches:
+        return None
+    rank = {"native": 0, "provider": 1, "plugin": 2, "partial": 3}
+    return min(matches, key=lambda match: rank.get(match[0], len(rank)))
+
+
+def _rank_engines(
+    profile: Profile, catalog: CatalogData, failing: dict[str, list[CompatInfo]], excluded: list[ExcludedTool]
+) -> list[RankedTool]:
+    recipe = RECIPES_BY_HARDWARE.get(profile.hardware)
+    if recipe is None:
+        return []
+    candidates: list[str] = []
+    for slug in [entry.tool for entry in recipe.entries] + list(GUIDE_ENGINES):
+        if slug not in candidates and slug in catalog.tools and slug not in NEVER_RECOMMENDED:
+            candidates.append(slug)
+
+    runnable: dict[str, tuple[str, str]] = {}
+    for slug in candidates:
+        tool = catalog.tools[slug]
+        match = _hardware_match(profile, tool)
+        if match is None:
+            excluded.append(ExcludedTool(slug, tool.name, tool.kind, [Reason(
+                f"The catalog lists no support for your hardware ({recipe.title}).", "constraint:hardware", None,
+            )]))
+            continue
+        if slug in failing:
+            excluded.append(ExcludedTool(slug, tool.name, tool.kind, _compat_reasons(failing[slug])))
+            continue
+        runnable[slug] = match
+    if not runnable:
+        return []
+
+    decided = _decide(profile, recipe, runnable)
+    # Runner-ups in the order the recipe would have decided: matching qualifiers by priority, then the
+    # default, then the entries whose condition does not hold, in the order the guide lists them.
+    matching = sorted((e for e in recipe.entries if e.when and e.when(profile)), key=lambda e: e.priority)
+    defaults = [e for e in recipe.entries if e.when is None]
+    decision_order = matching + defaults + [e for e in recipe.entries if e not in matching and e not in defaults]
+    speeds_by_tool = _speeds_by_tool(catalog)
+    ranked: list[RankedTool] = []
+    for slug, (level, target) in runnable.items():
+        tool = catalog.tools[slug]
+        hardware_source = tool.hardware_sources.get(target)
+        entry = next((entry for entry in recipe.entries if entry.tool == slug), None)
+        reasons: list[Reason] = []
+        if decided and slug == decided.tool:
+            score = 100.0
+            reasons.append(_decision_reason(profile, recipe.title, decided, tool.name))
+            first_choice = recipe.decide(profile)
+            if first_choice.tool != slug:
+                reasons.append(Reason(
+                    f"The recipe's first choice for your answers, {first_choice.tool}, is not listed for this "
+                    "hardware in the catalog, so the next entry leads.", "constraint:hardware", None,
+                ))
+        elif entry is not None:
+            applies = entry.when is None or entry.when(profile)
+            score = (80.0 if applies else 65.0) - decision_order.index(entry)
+            reasons.append(Reason(
+                f"Recipe '{recipe.title}': {entry.reason}"
+                + ("" if entry.when is None else f" (applies when {entry.condition}"
+                   + ("; it does)" if applies else "; it does not here)")),
+                f"recipe:{recipe.hardware}", recipe.citation.source_key,
+            ))
+        else:
+            score = 40.0 - GUIDE_ENGINES.index(slug) * 0.5
+            reasons.append(Reason(
+                f"Runs on your hardware ({target}) according to the catalog, but the guide's recipe for "
+                f"'{recipe.title}' does not name it.", "catalog:hardware", hardware_source,
+            ))
+        if level in {"partial", "plugin"}:
+            score -= 10
+            reasons.append(Reason(
+                f"Support for your hardware is {'via a plugin' if level == 'plugin' else 'partial or experimental'}.",
+                "catalog:hardware-level", hardware_source,
+            ))
+        if slug == "llama-cpp" and profile.multi_device:
+            score -= 30
+            reasons.append(Reason(
+                "The guide says not to use llama.cpp across several GPUs; its RPC backend is documented as a "
+                "fragile, insecure proof of concept.", "guide:llama-cpp-multi-gpu", ENGINE_GUIDE,
+            ))
+        quant_reason = _quant_reason(profile, tool)
+        if quant_reason:
+            reasons.append(quant_reason)
+            if not (decided and slug == decided.tool):
+                score -= 15
+        if profile.interconnect == "thunderbolt" and slug in {"mlx", "mlx-lm"}:
+            reasons.append(Reason(
+                "Its distributed layer can span Macs over Thunderbolt (JACCL, RDMA over Thunderbolt).",
+                "guide:mlx-thunderbolt", ENGINE_GUIDE,
+            ))
+        reasons.extend(_engine_measurements(speeds_by_tool.get(slug, [])))
+        if profile.deployment != "local" and slug in {"mlx", "mlx-lm"}:
+            reasons.append(Reason(
+                "The MLX-LM server is not recommended for production by its authors (basic security checks only).",
+                "guide:mlx-server", ENGINE_GUIDE,
+            ))
+        ranked.append(RankedTool(slug, tool.name, tool.kind, score, reasons))
+    ranked.sort(key=lambda item: (-item.score, item.tool))
+    _explain_engine_losses(ranked, recipe.title, decided)
+    return ranked
+
+
+def _speeds_by_tool(catalog: CatalogData) -> dict[str, list[SpeedInfo]]:
+    grouped: dict[str, list[SpeedInfo]] = {}
+    for speed in catalog.speeds:
+        grouped.setdefault(speed.tool, []).append(speed)
+    return grouped
+
+
+def _engine_measurements(speeds: list[SpeedInfo]) -> list[Reason]:
+    """Measured engine speed is shown, never scored: it was taken on the probe target's hardware, not yours."""
+    best = max((s for s in speeds if s.samples_72h and s.output_speed_tps), key=lambda s: s.samples_72h,
+               default=None)
+    if best is None:
+        return []
+    return [Reason(
+        f"Measured for reference (not scored): {best.output_speed_tps:.0f} tokens/s output, 72-hour median over "
+        f"{best.samples_72h} requests to {best.target}"
+        + (f" on {best.hardware}" if best.hardware else "") + f", workload {best.workload}.",
+        "measurement:engine-reference", MEASURED,
+    )]
+
+
+def _decide(profile: Profile, recipe, runnable: dict[str, tuple[str, str]]) -> RecipeEntry | None:
+    decided = recipe.decide(profile)
+    if decided.tool in runnable:
+        return decided
+    # The recipe's pick cannot run here (per the catalog): fall back to its next runnable entry.
+    for entry in recipe.entries:
+        if entry.tool in runnable and (entry.when is None or entry.when(profile)):
+            return entry
+    return next((entry for entry in recipe.entries if entry.tool in runnable), None)
+
+
+def _decision_reason(profile: Profile, title: str, entry: RecipeEntry, name: str) -> Reason:
+    guide = GUIDE_RULES_BY_ID.get(entry.guide_rule or "")
+    trigger = f"because {entry.condition}" if entry.when else "as the recipe's default"
+    text = f"Decided by the hardware recipe '{title}', {trigger}: {entry.reason}"
+    if guide and guide.tool == entry.tool:
+        text += f" The one-page guide agrees: {guide.situation} → {name}."
+    return Reason(text, f"recipe:{profile.hardware}:{entry.tool}", ENGINE_GUIDE)
+
+
+def _quant_reason(profile: Profile, tool: ToolInfo) -> Reason | None:
+    wanted = QUANT_FORMAT_SLUGS.get(profile.quantization)
+    if not wanted or not tool.quant_formats:
+        return None
+    supported = sorted(set(wanted) & tool.quant_formats)
+    if supported:
+        return Reason(f"The catalog lists optimized support for {profile.quantization.upper()}.",
+                      "catalog:quant-format", tool.quant_format_sources.get(supported[0]))
+    return Reason(
+        f"The catalog does not list {profile.quantization.upper()} for it; the right format is the one your engine "
+        "has optimized kernels for.", "guide:quant-format", ENGINE_GUIDE,
+    )
+
+
+def _explain_engine_losses(ranked: list[RankedTool], title: str, decided: RecipeEntry | None) -> None:
+    if not ranked:
+        return
+    leader = ranked[0]
+    for item in ranked[1:]:
+        penalties = [reason.text for reason in item.reasons[1:] if not reason.rule.startswith("catalog:quant")]
+        because = (
+            f"{leader.name} leads because the recipe '{title}' decides it for your answers."
+            if decided else f"{leader.name} scores higher."
+        )
+        item.lost_because = because + (f" Also: {penalties[0]}" if penalties else "")
+
+
+def _reference_model(catalog: CatalogData, providers: list[str]) -> str | None:
+    counts: dict[str, int] = {}
+    for price in catalog.prices:
+        if price.tool in providers:
+            counts[price.model] = counts.get(price.model, 0) + 1
+    if not counts:
+        return None
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0][0]
+
+
+def _best_speed(profile: Profile, options: list[SpeedInfo], model: str | None) -> SpeedInfo | None:
+    """The summary closest to the profile's workload: same model, nearest input size, nearest concurrency."""
+    options = [speed for speed in options if speed.samples_72h > 0]
+    if not options:
+        return None
+
+    def closeness(speed: SpeedInfo) -> tuple:
+        tokens = workload_input_tokens(speed.workload) or 0
+        return (
+            speed.model != model,
+            abs(tokens - profile.context_tokens),
+            abs(speed.concurrency - profile.concurrency),
+            -speed.samples_72h,
+            speed.target,
+        )
+
+    return min(options, key=closeness)
+
+
+def _rank_providers(
+    profile: Profile, catalog: CatalogData, failing: dict[str, list[CompatInfo]], excluded: list[ExcludedTool]
+) -> tuple[list[RankedTool], str | None]:
+    providers = [
+        tool for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
+    ]
+    if not profile.hosted_ok:
+        for tool in providers:
+            excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, [Reason(
+                "You answered that the model may not run on a hosted API.", "constraint:on-premises", None,
+            )]))
+        return [], None
+    allowed = []
+    for tool in providers:
+        if tool.slug in failing:
+            excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, _compat_reasons(failing[tool.slug])))
+        else:
+            allowed.append(tool)
+    if not allowed:
+        return [], None
+    model = _reference_model(catalog, [tool.slug for tool in allowed])
+    prices = {price.tool: price for price in catalog.prices if price.model == model}
+    speeds_by_tool = _speeds_by_tool(catalog)
+    speeds = {tool.slug: _best_speed(profile, speeds_by_tool.get(tool.slug, []), model) for tool in allowed}
+    measured_checks = {(status.tool, status.check) for status in catalog.compat}
+
+    fastest = max((s.output_speed_tps for s in speeds.values() if s and s.output_speed_tps), default=None)
+    quickest = min((s.ttft_ms for s in speeds.values() if s and s.ttft_ms), default=None)
+    cheapest = min((p.blended for p in prices.values() if p.blended > 0), default=None)
+    w_speed, w_ttft, w_price = PROVIDER_WEIGHTS.get(profile.optimize_for, DEFAULT_PROVIDER_WEIGHTS)
+
+    ranked: list[RankedTool] = []
+    for tool in allowed:
+        reasons: list[Reason] = []
+        speed, price = speeds[tool.slug], prices.get(tool.slug)
+        speed_part = ttft_part = price_part = 0.0
+        if speed and speed.output_speed_tps and fastest:
+            speed_part = speed.output_speed_tps / fastest
+            reasons.append(Reason(
+                f"Measured output speed, 72-hour median: {speed.output_speed_tps:.0f} tokens/s "
+                f"({speed.samples_72h} requests to {speed.target}, workload {speed.workload}, "
+                f"concurrency {speed.concurrency}).", "measurement:output_speed_tps", MEASURED,
+            ))
+        if speed and speed.ttft_ms and quickest:
+            ttft_part = quickest / speed.ttft_ms
+            reasons.append(Reason(
+                f"Measured time to first token, 72-hour median: {speed.ttft_ms:.0f} ms.",
+                "measurement:ttft_ms", MEASURED,
+            ))
+        if not speed:
+            reasons.append(Reason(
+                "No probe measurement in the last 72 hours; it gets no credit for speed.", "measurement:none",
+                MEASURED,
+            ))
+        if price and cheapest:
+            price_part = cheapest / price.blended if price.blended > 0 else 1.0
+            reasons.append(Reason(
+                f"Price for {model}: ${price.input_usd_per_mtok:g} in / ${price.output_usd_per_mtok:g} out per 1M "
+                f"tokens (blended 3:1: ${price.blended:.3f})"
+                + (f", verified {price.verified_on}" if price.verified_on else "") + ".",
+                "price:per-mtok", price.source_key,
+            ))
+        elif model:
+            reasons.append(Reason(f"The catalog has no per-token price for {model}.", "price:none", None))
+        unmeasured = [need for need in profile.needs if (tool.slug, need) not in measured_checks]
+        if unmeasured:
+            reasons.append(Reason(
+                f"Not yet measured for: {', '.join(unmeasured)}; test these before relying on them.",
+                "compat:unmeasured", MEASURED,
+            ))
+        if profile.optimize_for == "privacy":
+            reasons.append(Reason(
+                "You optimize for privacy: prompts leave your machines with any hosted API.", "goal:privacy",
+                COMPARISON,
+            ))
+        score = round(100 * (w_speed * speed_part + w_ttft * ttft_part + w_price * price_part), 2)
+        ranked.append(RankedTool(tool.slug, tool.name, tool.kind, score, reasons))
+    ranked.sort(key=lambda item: (-item.score, item.tool))
+    for better, item in zip(ranked, ranked[1:]):
+        item.lost_because = _provider_loss(better, item, speeds, prices)
+    return ranked, model
+
+
+def _provider_loss(better: RankedTool, item: RankedTool, speeds: dict, prices: dict) -> str:
+    if item.score == better.score:
+        return f"Tied with {better.name} on the measured and priced criteria; listed alphabetically."
+    parts = []
+    mine, theirs = speeds.get(item.tool), speeds.get(better.tool)
+    if theirs and theirs.output_speed_tps and (not mine or not mine.output_speed_tps):
+        parts.append("it has no recent speed measurement")
+    elif mine and theirs and mine.output_speed_tps and theirs.output_speed_tps and \
+            mine.output_speed_tps < theirs.output_speed_tps:
+        parts.append(f"slower median output ({mine.output_speed_tps:.0f} vs {theirs.output_speed_tps:.0f} tokens/s)")
+    if mine and theirs and mine.ttft_ms and theirs.ttft_ms and mine.ttft_ms > theirs.ttft_ms:
+        parts.append(f"slower first token ({mine.ttft_ms:.0f} vs {theirs.ttft_ms:.0f} ms)")
+    my_price, their_price = prices.get(item.tool), prices.get(better.tool)
+    if my_price and their_price and my_price.blended > their_price.blended:
+        parts.append(f"higher blended price (${my_price.blended:.3f} vs ${their_price.blended:.3f})")
+    if not parts:
+        parts.append("a lower combined score for your goal")
+    return f"Below {better.name}: " + "; ".join(parts) + "."

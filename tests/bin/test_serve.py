@@ -1,0 +1,75 @@
+"""`make run` for a new user: SQLite, the filesystem broker, gunicorn, a Celery worker and beat, all stopped together."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def embedded_env(tmp_path):
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'atlas.sqlite3'}"
+    for command in (["migrate", "--noinput"], ["load_catalog"]):
+        subprocess.run(
+            [sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True, timeout=300
+        )
+    return env
+
+
+def test_serve_starts_site_worker_and_beat_and_stops_them_together(embedded_env, tmp_path):
+    port = _free_port()
+    log_path = tmp_path / "serve.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "bin/serve.py", "--port", str(port)],
+            cwd=ROOT, env=embedded_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            page = None
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.5)
+            assert page is not None, log_path.read_text()
+            assert page.status_code == 200
+            assert "llama.cpp" in page.text and "vLLM" in page.text
+
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                output = log_path.read_text(errors="replace")
+                if "ready." in output and "beat: Starting" in output:
+                    break
+                time.sleep(0.5)
+            assert "ready." in output, output
+            assert "beat: Starting" in output, output
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                raise
+    leftovers = subprocess.run(
+        ["pgrep", "-f", f"127.0.0.1:{port}"], capture_output=True, text=True
+    ).stdout.split()
+    assert leftovers == []

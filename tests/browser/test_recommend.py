@@ -1,0 +1,98 @@
+"""The decision wizard, the fit calculator and a use case page, driven in a real headless Chromium."""
+import pytest
+from django.core.management import call_command
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def loaded_catalog():
+    call_command("load_catalog", verbosity=0)
+
+
+def test_submit_the_wizard_and_read_the_answer(live_server, loaded_catalog, page, screenshot):
+    page.goto(f"{live_server.url}/recommend/")
+    screenshot(page, "1-questions")
+
+    page.select_option("#id_hardware", "rtx_multi")
+    page.select_option("#id_deployment", "production")
+    page.fill("#id_concurrency", "16")
+    page.select_option("#id_interconnect", "pcie")
+    page.check("#id_hosted_ok")
+    page.get_by_label("tools", exact=True).check()
+    page.get_by_role("button", name="Recommend").click()
+    page.wait_for_url("**/recommend/?*hardware=rtx_multi*")
+
+    top = page.locator("li.reco-top")
+    assert top.get_attribute("data-tool") == "vllm"
+    assert "Top pick" in top.text_content()
+    assert "Decided by the hardware recipe 'Two to four consumer RTX cards'" in top.inner_text()
+    assert "seed 000" in top.locator(".reco-source").first.inner_text()
+    runner_up = page.locator("li.reco-result").nth(1)
+    assert "Why not first:" in runner_up.inner_text()
+    assert page.locator('[data-warning="weak-interconnect"]').is_visible()
+    assert page.locator('li.reco-result[data-tool="ollama"]').count() == 0
+    assert "do not use Ollama" in page.locator("#listed-heading + div").inner_text()
+    assert page.locator("#id_hardware").input_value() == "rtx_multi"  # the answers stay filled in
+    screenshot(page, "2-answer")
+
+
+def test_wizard_shows_messages_for_bad_input(live_server, loaded_catalog, page, screenshot):
+    page.goto(f"{live_server.url}/recommend/?hardware=mac&context_tokens=-3")
+
+    alert = page.get_by_role("alert")
+    assert "4. Context length that matters (tokens)" in alert.inner_text()
+    assert page.locator("#result").count() == 0
+    screenshot(page, "bad-input")
+
+
+def test_fill_the_fit_calculator(live_server, loaded_catalog, page, screenshot):
+    page.goto(f"{live_server.url}/fit/")
+    page.select_option("#id_model", "gpt-oss-120b")
+    page.select_option("#id_weight_format", "mxfp4")
+    page.select_option("#id_hardware", "nvidia-h100-sxm")
+    page.fill("#id_context_tokens", "32768")
+    page.fill("#id_concurrency", "4")
+    page.get_by_role("button", name="Calculate").click()
+    page.wait_for_url("**/fit/?*")
+
+    assert page.locator("#fit-heading").inner_text() == "It fits"
+    assert page.locator("#moe-note").is_visible()
+    assert "memory counts all" in page.locator("#moe-note").inner_text()
+    ceiling = float(page.locator("#decode-ceiling").inner_text().split()[0].replace(",", ""))
+    assert ceiling > 0
+    screenshot(page, "h100-gpt-oss-120b")
+
+    page.select_option("#id_hardware", "nvidia-rtx-4090")
+    page.get_by_role("button", name="Calculate").click()
+    page.wait_for_url("**hardware=nvidia-rtx-4090*")
+    assert page.locator("#fit-heading").inner_text() == "It does not fit"
+    screenshot(page, "rtx-4090-gpt-oss-120b")
+
+
+def test_use_case_page_shows_the_ollama_listing_and_warning(live_server, loaded_catalog, page, screenshot):
+    page.goto(f"{live_server.url}/use-cases/")
+    page.get_by_role("link", name="Private on-device AI").click()
+    page.wait_for_url("**/use-cases/private-on-device-ai/")
+
+    recommended = page.locator("ol.reco-results li")
+    assert [recommended.nth(i).get_attribute("data-tool") for i in range(recommended.count())] == ["llama-cpp", "mlx"]
+    listing = page.locator('.reco-listed[data-tool="ollama"]')
+    assert "not to use" in listing.inner_text()
+    screenshot(page, "private-on-device")
+
+
+def test_fill_the_break_even_form(live_server, loaded_catalog, page, screenshot):
+    page.goto(f"{live_server.url}/break-even/")
+    page.fill("#id_input_tokens_per_day", "2000000000")
+    page.fill("#id_output_tokens_per_day", "400000000")
+    page.select_option("#id_model", "gpt-oss-120b")
+    page.get_by_role("button", name="Compare").click()
+    page.wait_for_url("**/break-even/?*")
+
+    providers = page.locator("#result table").first.locator("tbody tr")
+    assert providers.count() >= 3
+    assert providers.first.get_attribute("data-tool") in {"groq", "together-ai", "fireworks-ai"}
+    assert "730 hours in a month" in page.locator("#result .notice").inner_text()
+    assert "verified 2026-10-19" in providers.first.inner_text()
+    screenshot(page, "break-even")

@@ -1,0 +1,250 @@
+import json
+from decimal import Decimal
+
+import pytest
+
+from catalog.models import HardwareSupport, PriceItem, Tool
+from catalog.selectors import CompareError, compare_parse_slugs, headline_price_value, tool_compare, tool_get, tool_list
+from tests.factories import (
+    CaveatFactory,
+    FeatureFactory,
+    HardwareSupportFactory,
+    HardwareTargetFactory,
+    LicenceFactory,
+    PriceItemFactory,
+    SourceFactory,
+    ToolFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def slugs(queryset) -> list[str]:
+    return [tool.slug for tool in queryset]
+
+
+@pytest.fixture
+def proprietary():
+    return LicenceFactory(spdx_id="proprietary-service", name="Proprietary service", is_open_source=False)
+
+
+@pytest.fixture
+def small_catalog(proprietary):
+    cuda = HardwareTargetFactory(slug="nvidia-cuda", name="NVIDIA CUDA")
+    apple = HardwareTargetFactory(slug="apple-silicon", name="Apple silicon")
+    lpu = HardwareTargetFactory(slug="groq-lpu", name="Groq LPU")
+    batching = FeatureFactory(slug="continuous-batching", name="Continuous batching")
+    mit = LicenceFactory(spdx_id="MIT", name="MIT License", is_open_source=True)
+
+    llama = ToolFactory(slug="llama-cpp", name="llama.cpp", rating=Decimal("4.8"), rank=1, licence=mit,
+                        summary="C/C++ inference for GGUF models.")
+    vllm = ToolFactory(slug="vllm", name="vLLM", rating=Decimal("4.7"), rank=2, verdict="The multi-user server.")
+    mlx = ToolFactory(slug="mlx", name="MLX", rating=Decimal("4.4"), rank=6, licence=mit)
+    groq = ToolFactory(slug="groq", name="Groq", kind=Tool.Kind.PROVIDER, rating=Decimal("4.0"), rank=11,
+                       licence=proprietary)
+    cerebras = ToolFactory(slug="cerebras", name="Cerebras", kind=Tool.Kind.PROVIDER, rating=Decimal("4.0"),
+                           rank=12, licence=proprietary)
+    tgi = ToolFactory(slug="tgi", name="Hugging Face TGI", rating=None, family="Hugging Face")
+    quote_only = ToolFactory(slug="quote-only", name="Quote Only", kind=Tool.Kind.PROVIDER, licence=proprietary)
+
+    for tool in (llama, vllm, tgi):
+        HardwareSupportFactory(tool=tool, hardware=cuda)
+    HardwareSupportFactory(tool=llama, hardware=apple)
+    HardwareSupportFactory(tool=mlx, hardware=apple)
+    HardwareSupportFactory(tool=groq, hardware=lpu, level=HardwareSupport.Level.PROVIDER)
+    vllm.feature_support.create(feature=batching)
+    tgi.feature_support.create(feature=batching)
+
+    PriceItemFactory(tool=groq, item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.15"),
+                     output_usd_per_mtok=Decimal("0.60"))
+    PriceItemFactory(tool=groq, item="gpt-oss-20b", input_usd_per_mtok=Decimal("0.075"),
+                     output_usd_per_mtok=Decimal("0.30"))
+    PriceItemFactory(tool=groq, item="batch", tier=PriceItem.Tier.BATCH, input_usd_per_mtok=Decimal("0.01"),
+                     output_usd_per_mtok=Decimal("0.02"))
+    PriceItemFactory(tool=cerebras, item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.35"),
+                     output_usd_per_mtok=Decimal("0.75"))
+    PriceItemFactory(tool=quote_only, item="Dedicated", unit=PriceItem.Unit.QUOTE, input_usd_per_mtok=None,
+                     output_usd_per_mtok=None)
+    return {"cuda": cuda, "apple": apple}
+
+
+def test_default_sort_is_rating_then_rank_then_unrated_by_name(small_catalog):
+    assert slugs(tool_list()) == ["llama-cpp", "vllm", "mlx", "groq", "cerebras", "tgi", "quote-only"]
+
+
+def test_sort_by_name_ignores_case(small_catalog):
+    assert slugs(tool_list(filters={"sort": "name"})) == [
+        "cerebras", "groq", "tgi", "llama-cpp", "mlx", "quote-only", "vllm"
+    ]
+
+
+def test_sort_by_price_puts_free_first_then_cheapest_output_and_unknown_last(small_catalog):
+    assert slugs(tool_list(filters={"sort": "price"})) == [
+        "llama-cpp", "vllm", "mlx", "tgi", "groq", "cerebras", "quote-only"
+    ]
+
+
+def test_headline_price_is_cheapest_on_demand_output_price(small_catalog):
+    groq = tool_list().get(slug="groq")
+    assert headline_price_value(groq) == {
+        "free": False, "item": "gpt-oss-20b", "input_usd_per_mtok": "0.075", "output_usd_per_mtok": "0.3",
+    }
+    assert headline_price_value(tool_list().get(slug="vllm"))["free"] is True
+    assert headline_price_value(tool_list().get(slug="quote-only")) is None
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"kind": Tool.Kind.PROVIDER}, ["groq", "cerebras", "quote-only"]),
+        ({"hardware": "apple-silicon"}, ["llama-cpp", "mlx"]),
+        ({"hardware": "nvidia-cuda"}, ["llama-cpp", "vllm", "tgi"]),
+        ({"licence": "MIT"}, ["llama-cpp", "mlx"]),
+        ({"feature": "continuous-batching"}, ["vllm", "tgi"]),
+        ({"open_source": False}, ["groq", "cerebras", "quote-only"]),
+        ({"open_source": True}, ["llama-cpp", "vllm", "mlx", "tgi"]),
+        ({"min_rating": Decimal("4.5")}, ["llama-cpp", "vllm"]),
+        ({"q": "gguf"}, ["llama-cpp"]),
+        ({"q": "multi-user"}, ["vllm"]),
+        ({"q": "hugging"}, ["tgi"]),
+        ({"hardware": "nvidia-cuda", "feature": "continuous-batching", "sort": "name"}, ["tgi", "vllm"]),
+    ],
+)
+def test_filters(small_catalog, filters, expected):
+    assert slugs(tool_list(filters=filters)) == expected
+
+
+def test_tool_get_raises_for_unknown_slug():
+    with pytest.raises(Tool.DoesNotExist):
+        tool_get(slug="nope")
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "fragment"),
+    [
+        ("", "empty", "Choose 2 to 4 tools"),
+        (" , ,", "empty", "Choose 2 to 4 tools"),
+        ("vllm", "too_few", "Only one tool was chosen (vllm)"),
+        ("vllm,groq,mlx,cerebras,tgi", "too_many", "5 tools were chosen; at most 4"),
+        ("vllm,groq,vllm", "duplicate", "repeated: vllm"),
+        ("vllm,ghost,phantom", "unknown", "No tool with the slug: ghost, phantom."),
+    ],
+)
+def test_compare_parse_rejects_bad_requests(small_catalog, raw, code, fragment):
+    with pytest.raises(CompareError, match=fragment.replace("(", r"\(").replace(")", r"\)")) as error:
+        compare_parse_slugs(raw)
+    assert error.value.code == code
+
+
+def test_compare_parse_accepts_commas_and_repeated_values(small_catalog):
+    assert compare_parse_slugs(["vllm", "Groq, mlx"]) == ["vllm", "groq", "mlx"]
+    assert compare_parse_slugs("llama-cpp,vllm") == ["llama-cpp", "vllm"]
+
+
+def test_compare_rows_flag_differences_and_are_json_friendly(small_catalog):
+    CaveatFactory(tool=Tool.objects.get(slug="vllm"), title="Own your upgrades")
+    comparison = tool_compare(slugs=["vllm", "llama-cpp", "groq"])
+    assert [tool.slug for tool in comparison.tools] == ["vllm", "llama-cpp", "groq"]
+    rows = {row.key: row for row in comparison.rows}
+    assert set(rows) == {
+        "rating", "kind", "licence", "open_source", "headline_price", "price_items", "hardware",
+        "quant_formats", "api_surfaces", "features", "caveats", "last_verified",
+    }
+    assert rows["rating"].values == ["4.7", "4.8", "4.0"]
+    assert rows["rating"].differs
+    assert rows["open_source"].values == [True, True, False]
+    assert rows["quant_formats"].values == [[], [], []]
+    assert not rows["quant_formats"].differs
+    assert rows["last_verified"].values == ["2026-10-19"] * 3
+    assert not rows["last_verified"].differs
+    assert rows["caveats"].values[0] == [{"key": rows["caveats"].values[0][0]["key"], "severity": "warning",
+                                          "title": "Own your upgrades"}]
+    assert rows["hardware"].values[1] == [
+        {"slug": "nvidia-cuda", "name": "NVIDIA CUDA", "level": "native"},
+        {"slug": "apple-silicon", "name": "Apple silicon", "level": "native"},
+    ] or rows["hardware"].values[1] == [
+        {"slug": "apple-silicon", "name": "Apple silicon", "level": "native"},
+        {"slug": "nvidia-cuda", "name": "NVIDIA CUDA", "level": "native"},
+    ]
+    json.dumps([row.values for row in comparison.rows])
+
+
+def _grow_catalog(count: int) -> None:
+    hardware = HardwareTargetFactory(slug="nvidia-cuda")
+    feature = FeatureFactory(slug="prefix-caching")
+    for index in range(count):
+        tool = ToolFactory(slug=f"grown-{index}", rating=Decimal("4.0") if index % 2 else None)
+        HardwareSupportFactory(tool=tool, hardware=hardware)
+        HardwareSupportFactory(tool=tool)
+        tool.feature_support.create(feature=feature)
+        PriceItemFactory(tool=tool)
+        PriceItemFactory(tool=tool, unit=PriceItem.Unit.PER_HOUR, amount_usd=Decimal("2.5"))
+        CaveatFactory(tool=tool)
+        tool.sources.add(tool.caveats.first().source)
+
+
+@pytest.mark.parametrize("count", [5, 50])
+def test_list_and_detail_and_compare_query_counts_are_constant(count, django_assert_num_queries):
+    _grow_catalog(count)
+    with django_assert_num_queries(2):  # tools with headline prices + hardware prefetch
+        rows = list(tool_list(filters={"sort": "price", "hardware": "nvidia-cuda"}))
+        for tool in rows:
+            [support.hardware.name for support in tool.hardware_support.all()]
+            tool.licence and tool.licence.spdx_id
+    assert len(rows) == count
+    with django_assert_num_queries(8):  # tool + 7 prefetches
+        tool = tool_get(slug="grown-3")
+        tool_compare_ready = [list(tool.price_items.all()), list(tool.caveats.all()), list(tool.sources.all())]
+    assert all(tool_compare_ready)
+    with django_assert_num_queries(9):  # slug check + tool + 7 prefetches
+        slugs_ = compare_parse_slugs("grown-0,grown-1,grown-2,grown-3")
+        comparison = tool_compare(slugs=slugs_)
+    assert len(comparison.tools) == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fingerprint_is_reused_briefly_and_forgotten_on_writes(django_assert_num_queries):
+    from django.db import transaction
+
+    from catalog import selectors
+
+    selectors._forget_fingerprint()
+    with django_assert_num_queries(1):
+        first = selectors.catalog_fingerprint_recent()
+    with django_assert_num_queries(0):
+        assert selectors.catalog_fingerprint_recent() == first
+    tool = ToolFactory(slug="fresh")
+    with django_assert_num_queries(1):
+        after_insert = selectors.catalog_fingerprint_recent()
+    assert after_insert != first
+    tool.delete()
+    assert selectors.catalog_fingerprint_recent() != after_insert
+    with transaction.atomic(), django_assert_num_queries(2):
+        selectors.catalog_fingerprint_recent()
+        selectors.catalog_fingerprint_recent()
+
+
+def test_fingerprint_changes_with_every_kind_of_write():
+    from catalog.selectors import catalog_fingerprint
+
+    tool = ToolFactory(slug="watched")
+    before = catalog_fingerprint()
+    price = PriceItemFactory(tool=tool)
+    after_insert = catalog_fingerprint()
+    price.notes = "edited"
+    price.save()
+    after_update = catalog_fingerprint()
+    price.delete()
+    after_delete = catalog_fingerprint()
+    tool.sources.add(SourceFactory())
+    after_link = catalog_fingerprint()
+    assert len({before, after_insert, after_update, after_delete, after_link}) == 5
+
+
+def test_price_sort_follows_the_displayed_headline_price(small_catalog):
+    hosted_open = ToolFactory(slug="hosted-open", name="Hosted Open")  # Apache-2.0, open source
+    PriceItemFactory(tool=hosted_open, item="big-model", input_usd_per_mtok=Decimal("0.50"),
+                     output_usd_per_mtok=Decimal("0.40"))
+    ordered = slugs(tool_list(filters={"sort": "price"}))
+    assert ordered.index("tgi") < ordered.index("groq") < ordered.index("hosted-open") < ordered.index("cerebras")
+    assert headline_price_value(tool_list().get(slug="hosted-open"))["output_usd_per_mtok"] == "0.4"

@@ -1,0 +1,98 @@
+import pytest
+from django.urls import reverse
+
+from catalog.templatetags.catalog_format import format_usd
+from tests.catalog.pages_data import build_sample_catalog
+from tests.catalog.test_selectors import _grow_catalog
+from tests.factories import ToolFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def catalog():
+    return build_sample_catalog()
+
+
+def test_tool_page_shows_rating_with_source_prices_and_sources(client, catalog):
+    response = client.get(reverse("catalog:tool_detail", args=["groq"]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<h1>Groq</h1>" in html
+    assert "4.0/5" in html and "Rating from" in html and "Inference engines comparison (seed 002)" in html
+    for expected in ("gpt-oss-120b", "gpt-oss-20b", "Whisper large-v3-turbo", "$0.15", "$0.60", "$0.075", "$0.30", "$0.04"):
+        assert expected in html
+    assert "USD per hour of audio" in html
+    assert "Rejects logprobs and logit_bias." in html and "Groq docs: OpenAI compatibility" in html
+    assert "Groq LPU" in html and "Runs on (hosted)" in html
+    assert '<time datetime="2026-10-19">19 October 2026</time>' in html
+    assert 'id="sources"' in html
+    assert "<title>Groq: rating, prices, hardware and caveats · Inference Atlas</title>" in html
+    assert 'id="measurements"' in html
+
+
+def test_caveats_are_shown_before_the_price_table(client, catalog):
+    html = client.get(reverse("catalog:tool_detail", args=["llama-cpp"])).content.decode()
+    assert "caveat-security" in html
+    assert "The RPC backend is an insecure proof of concept" in html
+    assert html.index("Before you use it") < html.index('id="prices-heading"')
+    assert "No prices are recorded for llama.cpp." in html
+    assert "GGUF" in html
+
+
+def test_unrated_tool_says_no_source_rates_it(client, catalog):
+    html = client.get(reverse("catalog:tool_detail", args=["tgi"])).content.decode()
+    assert "Not rated by any source." in html
+    assert "/5" not in html.split('id="main"')[1].split("</main>")[0]
+
+
+def test_unknown_tool_gets_the_project_404_page(client, catalog):
+    response = client.get("/tools/not-a-tool/")
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert "Page not found" in html and "/tools/not-a-tool/" in html
+    assert "Browse the catalog" in html
+    assert "Traceback" not in html
+
+
+def test_format_usd_keeps_stated_precision():
+    from decimal import Decimal
+
+    assert format_usd(Decimal("0.15")) == "$0.15"
+    assert format_usd(Decimal("0.6000")) == "$0.60"
+    assert format_usd(Decimal("0.075")) == "$0.075"
+    assert format_usd(Decimal("15")) == "$15.00"
+    assert format_usd(Decimal("1000")) == "$1,000.00"
+    assert format_usd(Decimal("0.0400")) == "$0.04"
+
+
+@pytest.mark.parametrize("count", [5, 50])
+def test_tool_page_query_count_is_constant(client, django_assert_num_queries, count):
+    _grow_catalog(count)
+    # fingerprint, the tool, 7 prefetches, 3 for the tool's measured targets
+    with django_assert_num_queries(12):
+        response = client.get(reverse("catalog:tool_detail", args=["grown-1"]))
+    assert response.status_code == 200
+
+
+def test_tool_with_nothing_recorded_renders_empty_states(client):
+    ToolFactory(slug="bare", name="Bare", licence=None, verdict="", ideal_for="", last_verified=None)
+    html = client.get(reverse("catalog:tool_detail", args=["bare"])).content.decode()
+    for empty in ("No prices are recorded", "No hardware support is recorded", "No quantization formats",
+                  "No API surfaces", "No features are recorded", "No sources are recorded", "Not recorded"):
+        assert empty in html
+
+
+@pytest.mark.parametrize("targets", [1, 6])
+def test_tool_page_shows_measured_targets_with_constant_queries(client, django_assert_num_queries, targets):
+    from tests.factories import MeasurementSummaryFactory, ProbeTargetFactory
+
+    _grow_catalog(5)
+    tool = ToolFactory(slug="grown-1")
+    for index in range(targets):
+        target = ProbeTargetFactory(slug=f"measured-{index}", name=f"Measured target {index}", tool=tool)
+        MeasurementSummaryFactory(target=target, workload="in-100")
+    with django_assert_num_queries(12):
+        html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
+    assert "Measured target 5" in html if targets == 6 else "Measured target 0" in html
+    assert "121" in html  # the 72-hour median TTFT of the summary, in ms

@@ -1,0 +1,86 @@
+"""With a key in the environment, the key reaches the server and nothing else: no result, repr, message or log."""
+
+import dataclasses
+import json
+import logging
+import os
+
+import pytest
+
+from probes.client import run_compat_suite, run_speed_suite
+from tests.probes.client.conftest import config_for, run
+
+KEY_ENV = "ATLAS_C_CANARY_KEY"
+
+
+@pytest.fixture
+def canary(monkeypatch):
+    value = "sk-canary-" + os.urandom(16).hex()
+    monkeypatch.setenv(KEY_ENV, value)
+    return value
+
+
+def everything_visible(*objects) -> str:
+    parts = []
+    for obj in objects:
+        parts.append(repr(obj))
+        parts.append(str(obj))
+        if dataclasses.is_dataclass(obj):
+            parts.append(json.dumps(dataclasses.asdict(obj), default=str))
+        if hasattr(obj, "to_json"):
+            parts.append(json.dumps(obj.to_json(), default=str))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("fault", [None, "echo_auth_500", "unauthorized_401", "stall_mid_stream", "stream_error_event"])
+def test_key_is_sent_but_never_reported(simulator_factory, canary, caplog, fault):
+    caplog.set_level(logging.DEBUG)
+    sim = simulator_factory("openai", schedule={"ttft_ms": 5, "itl_ms": 1, "tokens": 8})
+    sim.reset()
+    headers = {"x-simulator-options": json.dumps({"fault": fault})} if fault else None
+    config = config_for(sim, api_key_env=KEY_ENV, extra_headers=headers, read_timeout_s=0.5, request_deadline_s=2)
+    speed = run(run_speed_suite(config, input_tokens=50, max_tokens=8, requests=2, concurrency=2))
+    compat = run(run_compat_suite(config, checks=["n", "stream_usage", "json_schema"]))
+
+    received = sim.chat_requests
+    assert received and all(r["headers"]["authorization"] == f"Bearer {canary}" for r in received)
+
+    visible = everything_visible(config, speed, compat, *speed.requests, *compat.checks)
+    visible += "\n".join(record.getMessage() + repr(record.args) + str(record.exc_text) for record in caplog.records)
+    assert canary not in visible
+    assert canary[10:30] not in visible
+    if fault == "echo_auth_500":
+        assert "[REDACTED]" in speed.requests[0].error_message
+        assert "[REDACTED]" in compat.checks[0].message
+
+
+def test_config_holds_only_the_variable_name(canary):
+    from probes.client import EndpointConfig
+
+    config = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", api_key_env=KEY_ENV)
+    assert canary not in repr(config) and canary not in json.dumps(config.describe())
+    assert config.api_key() == canary  # read at request time, from the environment
+
+
+def test_extra_headers_values_stay_out_of_repr():
+    from probes.client import EndpointConfig
+
+    config = EndpointConfig(
+        base_url="http://127.0.0.1:1/v1", model="m", extra_headers={"x-api-key": "hidden-value-123"}
+    )
+    assert "hidden-value-123" not in repr(config) and "hidden-value-123" not in json.dumps(config.describe())
+
+
+@pytest.mark.parametrize("header", ["Authorization", "accept-encoding"])
+def test_reserved_headers_cannot_be_overridden(header):
+    from probes.client import EndpointConfig
+
+    with pytest.raises(ValueError, match="extra_headers"):
+        EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", extra_headers={header: "x"})
+
+
+def test_httpx_loggers_are_quiet():
+    import probes.client.http  # noqa: F401  (importing the client quiets them)
+
+    assert logging.getLogger("httpx").getEffectiveLevel() >= logging.WARNING
+    assert logging.getLogger("httpcore").getEffectiveLevel() >= logging.WARNING

@@ -1,0 +1,364 @@
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from celery.schedules import crontab
+from django.utils import timezone
+
+from catalog.models import PriceItem, Tool
+from probes.models import ProbeRun
+from probes.selectors import dashboards
+from tests import factories
+from tests.probes.dashboard_data import (
+    OUTCOMES,
+    TEST_KEY_ENV,
+    make_compat,
+    make_measured_target,
+    make_price,
+    make_tool,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def key_in_environment(monkeypatch):
+    monkeypatch.setenv(TEST_KEY_ENV, "test-only-key")
+
+
+@pytest.fixture
+def now():
+    return timezone.now()
+
+
+def _row(dashboard, slug):
+    return next(row for row in dashboard.rows if row.target.slug == slug)
+
+
+def test_rows_carry_the_72h_medians_of_the_selected_workload(now):
+    groq = make_tool(slug="groq", name="Groq")
+    make_measured_target(now=now, slug="groq-oss", name="Groq gpt-oss", tool=groq, ttft=180, speed=450.5, e2e=900)
+    make_measured_target(
+        now=now, slug="groq-oss-10k", name="Groq 10k", tool=groq, ttft=800, speed=300, e2e=2000, workload="in-10k"
+    )
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    assert board.selected.workload == "in-1k"
+    assert [option.workload for option in board.options] == ["in-1k", "in-10k"]
+    row = _row(board, "groq-oss")
+    assert row.figure("ttft_ms") == 180
+    assert row.figure("output_speed_tps") == 450.5
+    assert [figures.metric.key for figures in row.figures] == ["ttft_ms", "ttfat_ms", "output_speed_tps", "e2e_ms"]
+    assert row.success_rate == 0.975
+    assert row.configuration == dashboards.READY
+    assert _row(board, "groq-oss-10k").summary is None
+    assert _row(board, "groq-oss-10k").measured_elsewhere is True
+    assert _row(board, "groq-oss").measured_elsewhere is False
+    assert board.stale_after_hours == 24
+
+
+def test_requested_workload_and_concurrency_are_honoured(now):
+    tool = make_tool(slug="cerebras", name="Cerebras")
+    make_measured_target(now=now, slug="c1", name="C single", tool=tool, ttft=100, speed=1000, e2e=500)
+    factories.MeasurementSummaryFactory(
+        target=factories.ProbeTargetFactory(slug="c1"), workload="in-1k", concurrency=10, last_run_at=now
+    )
+
+    board = dashboards.dashboard_for(
+        audience=dashboards.PROVIDERS, requested_workload="in-1k", requested_concurrency="10", now=now
+    )
+
+    assert (board.selected.workload, board.selected.concurrency) == ("in-1k", 10)
+    assert board.notices == []
+    assert _row(board, "c1").summary.concurrency == 10
+
+
+@pytest.mark.parametrize(
+    ("workload", "concurrency", "field"),
+    [
+        ("in-999k", None, "workload"),
+        (None, "ten", "concurrency"),
+        (None, "7", "concurrency"),
+        (None, "²", "concurrency"),
+        (None, "1" * 40, "concurrency"),
+        ("<b>", "-1", "workload"),
+    ],
+)
+def test_bad_query_values_fall_back_with_a_notice_naming_the_field(now, workload, concurrency, field):
+    tool = make_tool(slug="together", name="Together AI")
+    make_measured_target(now=now, slug="t1", name="Together", tool=tool, ttft=300, speed=120, e2e=4000)
+
+    board = dashboards.dashboard_for(
+        audience=dashboards.PROVIDERS, requested_workload=workload, requested_concurrency=concurrency, now=now
+    )
+
+    assert (board.selected.workload, board.selected.concurrency) == ("in-1k", 1)
+    assert any(field in notice.lower() for notice in board.notices)
+
+
+def test_stale_when_the_last_run_is_older_than_a_day(now):
+    tool = make_tool(slug="fireworks", name="Fireworks AI")
+    make_measured_target(now=now, slug="fresh", name="Fresh", tool=tool, ttft=1, speed=1, e2e=1)
+    make_measured_target(
+        now=now, slug="old", name="Old", tool=tool, ttft=1, speed=1, e2e=1, age=dt.timedelta(hours=30)
+    )
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    assert _row(board, "fresh").stale is False
+    assert _row(board, "old").stale is True
+    assert _row(board, "old").age >= dt.timedelta(hours=30)
+
+
+def test_enabled_target_without_its_key_variable_is_not_configured(now, monkeypatch):
+    tool = make_tool(slug="groq", name="Groq")
+    factories.ProbeTargetFactory(slug="no-key", name="No key", tool=tool, api_key_env="ATLAS_ABSENT_KEY")
+    factories.ProbeTargetFactory(slug="with-key", name="With key", tool=tool, api_key_env=TEST_KEY_ENV)
+    factories.ProbeTargetFactory(slug="template", name="Template", tool=tool, enabled=False)
+    monkeypatch.delenv("ATLAS_ABSENT_KEY", raising=False)
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    assert [target.slug for target in board.not_configured_targets] == ["no-key"]
+    assert _row(board, "no-key").configuration == dashboards.NOT_CONFIGURED
+    assert _row(board, "with-key").configuration == dashboards.READY
+    # A disabled template without figures is not a row, only a target to configure.
+    assert "template" not in {row.target.slug for row in board.rows}
+    assert [target.slug for target in board.disabled_targets] == ["template"]
+    assert board.selected is None and board.has_measurements is False
+
+
+def test_disabled_target_with_past_figures_stays_visible_as_disabled(now):
+    tool = make_tool(slug="groq", name="Groq")
+    make_measured_target(now=now, slug="retired", name="Retired", tool=tool, ttft=1, speed=1, e2e=1, enabled=False)
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    assert _row(board, "retired").configuration == dashboards.DISABLED
+
+
+def test_price_matches_the_model_across_provider_prefixes_and_prefers_on_demand(now):
+    fireworks = make_tool(slug="fireworks", name="Fireworks AI")
+    make_price(tool=fireworks, item="gpt-oss-120b", input_usd="0.05", output_usd="0.20", tier=PriceItem.Tier.BATCH)
+    make_price(tool=fireworks, item="gpt-oss-120b", input_usd="0.15", output_usd="0.60")
+    make_price(tool=fireworks, item="gpt-oss-20b", input_usd="0.07", output_usd="0.30")
+    make_measured_target(
+        now=now, slug="fw", name="Fireworks", tool=fireworks, ttft=1, speed=1, e2e=1,
+        model_id="accounts/fireworks/models/gpt-oss-120b",
+    )
+    other = make_tool(slug="other", name="Other")
+    make_measured_target(now=now, slug="unpriced", name="Unpriced", tool=other, ttft=1, speed=1, e2e=1)
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    price = _row(board, "fw").price
+    assert (price.input_usd, price.output_usd) == (price.item.input_usd_per_mtok, price.item.output_usd_per_mtok)
+    assert str(price.input_usd) == "0.1500" and price.item.tier == PriceItem.Tier.ON_DEMAND
+    assert float(price.blended_usd) == pytest.approx((3 * 0.15 + 0.60) / 4)
+    assert _row(board, "unpriced").price is None
+
+
+def test_engines_exclude_providers_and_group_rows_by_hardware(now):
+    engine = make_tool(slug="llama-cpp", name="llama.cpp", kind=Tool.Kind.ENGINE)
+    provider = make_tool(slug="groq", name="Groq")
+    make_measured_target(now=now, slug="b", name="B", tool=engine, ttft=1, speed=1, e2e=1, hardware="RTX 4090")
+    make_measured_target(now=now, slug="a", name="A", tool=engine, ttft=1, speed=1, e2e=1, hardware="Apple M3")
+    make_measured_target(now=now, slug="c", name="C", tool=engine, ttft=1, speed=1, e2e=1, hardware="RTX 4090")
+    make_measured_target(now=now, slug="p", name="P", tool=provider, ttft=1, speed=1, e2e=1)
+
+    board = dashboards.dashboard_for(audience=dashboards.ENGINES, now=now)
+
+    assert [row.target.slug for row in board.rows] == ["a", "b", "c"]
+    assert all(row.price is None for row in board.rows)
+    assert board.chart_data["points"][0]["hardware"] == "Apple M3"
+
+
+def test_history_holds_the_last_seven_days_of_successful_speed_runs(now):
+    tool = make_tool(slug="groq", name="Groq")
+    target = make_measured_target(now=now, slug="g", name="G", tool=tool, ttft=100, speed=200, e2e=1, history_runs=2)
+    old = factories.ProbeRunFactory(target=target, workload="in-1k", summary={"ttft_ms": {"p50": 1}})
+    ProbeRun.objects.filter(pk=old.pk).update(queued_at=now - dt.timedelta(days=8))
+    factories.ProbeRunFactory(
+        target=target, workload="in-1k", status=ProbeRun.Status.FAILED, summary={"ttft_ms": {"p50": 2}}
+    )
+    factories.ProbeRunFactory(target=target, workload="in-10k", summary={"ttft_ms": {"p50": 3}})
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    (series,) = board.chart_data["history"]
+    assert series["slug"] == "g"
+    assert [point["ttft_ms"] for point in series["points"]] == [101, 100]
+    assert [point["output_speed_tps"] for point in series["points"]] == [199, 200]
+    assert series["points"][0]["t"] < series["points"][1]["t"]
+
+
+def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
+    tool = make_tool(slug="groq", name="Groq")
+    first = factories.ProbeTargetFactory(slug="first", name="First", tool=tool)
+    second = factories.ProbeTargetFactory(slug="second", name="Second", tool=tool)
+    checks = dashboards.compat_check_names()
+    make_compat(target=first, check_name=checks[1], outcome=OUTCOMES.REJECTED, http_status=400, message="not allowed")
+    make_compat(target=second, check_name=checks[0], outcome=OUTCOMES.SUPPORTED)
+
+    matrix = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now).compat
+
+    assert matrix.checks == checks
+    assert [row.target.slug for row in matrix.rows] == ["first", "second"]
+    line = dict(matrix.by_check)[checks[1]]
+    assert [cell.outcome for cell in line] == ["rejected", ""]
+    assert "HTTP 400" in line[0].hover_text and "not allowed" in line[0].hover_text
+    assert line[1].label == "Not checked"
+
+
+@pytest.mark.parametrize("count", [2, 20])
+def test_dashboard_query_count_is_constant(now, django_assert_num_queries, count):
+    tool = make_tool(slug="groq", name="Groq")
+    engine = make_tool(slug="vllm", name="vLLM", kind=Tool.Kind.ENGINE)
+    make_price(tool=tool, item="gpt-oss-120b", input_usd="0.15", output_usd="0.60")
+    for index in range(count):
+        for owner in (tool, engine):
+            target = make_measured_target(
+                now=now, slug=f"{owner.slug}-{index}", name=f"{owner.name} {index}", tool=owner,
+                ttft=100 + index, speed=200, e2e=900,
+            )
+            make_compat(target=target, check_name="logprobs", outcome=OUTCOMES.IGNORED)
+
+    with django_assert_num_queries(5):
+        providers = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+    with django_assert_num_queries(4):
+        engines = dashboards.dashboard_for(audience=dashboards.ENGINES, now=now)
+    assert len(providers.measured_rows) == len(engines.measured_rows) == count
+
+
+@pytest.mark.parametrize("extra_targets", [0, 12])
+def test_tool_measurements_lists_each_target_with_figures_and_compat_problems(
+    now, django_assert_num_queries, extra_targets
+):
+    tool = make_tool(slug="groq", name="Groq")
+    target = make_measured_target(now=now, slug="g", name="G", tool=tool, ttft=150, speed=500, e2e=700)
+    make_compat(target=target, check_name="logprobs", outcome=OUTCOMES.SUPPORTED)
+    make_compat(target=target, check_name="n", outcome=OUTCOMES.REJECTED, http_status=400, message="n must be 1")
+    factories.ProbeTargetFactory(slug="unused-template", tool=tool, enabled=False)
+    for index in range(extra_targets):
+        other = make_measured_target(now=now, slug=f"x{index}", name=f"X {index}", tool=tool, ttft=1, speed=1, e2e=1)
+        make_compat(target=other, check_name="seed", outcome=OUTCOMES.ACCEPTED)
+
+    with django_assert_num_queries(3):
+        measured = dashboards.tool_measurements(tool=tool, now=now)
+
+    assert measured.has_data
+    assert len(measured.targets) == 1 + extra_targets
+    entry = next(entry for entry in measured.targets if entry.target.slug == "g")
+    assert entry.workloads[0].figures[0].median_72h == 150
+    assert entry.workloads[0].success_percent == pytest.approx(97.5)
+    assert [(outcome, count) for outcome, _label, count in entry.compat_counts] == [("supported", 1), ("rejected", 1)]
+    assert [status.check_name for status in entry.compat_problems] == ["n"]
+    assert measured.dashboard_url_name == "probes:providers"
+
+
+def test_tool_measurements_of_an_unmeasured_tool_is_empty(now):
+    tool = make_tool(slug="sglang", name="SGLang", kind=Tool.Kind.ENGINE)
+    measured = dashboards.tool_measurements(tool=tool, now=now)
+    assert not measured.has_data
+    assert measured.dashboard_url_name == "probes:engines"
+
+
+def test_freshness_report_lists_each_figure_and_unmeasured_targets(now, django_assert_num_queries):
+    tool = make_tool(slug="groq", name="Groq")
+    target = make_measured_target(
+        now=now, slug="g", name="G", tool=tool, ttft=1, speed=1, e2e=1, age=dt.timedelta(hours=25)
+    )
+    make_compat(target=target, check_name="seed", outcome=OUTCOMES.ACCEPTED, now=now - dt.timedelta(hours=3))
+    factories.ProbeTargetFactory(slug="waiting", name="Waiting", tool=tool)
+
+    with django_assert_num_queries(3):
+        report = dashboards.freshness_report(now=now)
+
+    (row,) = report.speed
+    assert (row.target.slug, row.workload, row.concurrency, row.stale) == ("g", "in-1k", 1, True)
+    (compat,) = report.compat
+    assert compat.age == dt.timedelta(hours=3) and not compat.stale
+    assert [target.slug for target in report.unmeasured_targets] == ["waiting"]
+
+
+def test_probe_schedule_is_read_from_the_beat_settings(settings):
+    settings.CELERY_BEAT_SCHEDULE = {
+        "speed": {"task": "probes.tasks.speed", "schedule": crontab(minute=7, hour="*/3")},
+        "daily": {"task": "probes.tasks.daily", "schedule": crontab(minute=37, hour=4), "kwargs": {"x": 1}},
+        "sweep": {"task": "probes.tasks.sweep", "schedule": 300.0},
+        "elsewhere": {"task": "catalog.tasks.other", "schedule": 60.0},
+    }
+
+    entries = {entry.name: entry for entry in dashboards.probe_schedule()}
+
+    assert set(entries) == {"speed", "daily", "sweep"}
+    assert entries["speed"].schedule.startswith("every 3 hours at minute 7")
+    assert entries["daily"].schedule.startswith("daily at 04:37")
+    assert entries["daily"].arguments == "x=1"
+    assert entries["sweep"].schedule == "every 5 minutes"
+
+
+def test_probe_workloads_come_from_settings(settings):
+    settings.PROBE_SCHEDULED_WORKLOADS = ["in-100", "in-1k"]
+    settings.PROBE_WORKLOAD_MAX_TOKENS = {"in-100": 300, "in-1k": 1000}
+    settings.PROBE_MAX_OUTPUT_TOKENS = 0
+    settings.PROBE_PARALLEL_WORKLOAD = "in-1k"
+    settings.PROBE_PARALLEL_CONCURRENCY = 10
+
+    plans = dashboards.probe_workloads()
+
+    assert [(plan.workload, plan.input_tokens, plan.max_output_tokens, plan.concurrencies) for plan in plans] == [
+        ("in-100", 100, 300, (1,)),
+        ("in-1k", 1000, 1000, (1, 10)),
+    ]
+    settings.PROBE_PARALLEL_WORKLOAD = "in-10k"
+    settings.PROBE_MAX_OUTPUT_TOKENS = 64
+    assert [(plan.workload, plan.max_output_tokens, plan.concurrencies) for plan in dashboards.probe_workloads()] == [
+        ("in-100", 64, (1,)),
+        ("in-1k", 64, (1,)),
+        ("in-10k", 64, (10,)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"), [("0.1500", "0.15"), ("0.0750", "0.075"), ("2", "2.00"), ("10.5", "10.50"), ("0", "0.00")]
+)
+def test_prices_keep_the_precision_their_source_states(amount, text):
+    assert dashboards.usd_text(Decimal(amount)) == text
+
+
+@pytest.mark.parametrize(("name", "tokens"), [("in-100", 100), ("in-1k", 1000), ("in-10k", 10000), ("chat", None)])
+def test_workload_input_tokens(name, tokens):
+    assert dashboards.workload_input_tokens(name) == tokens
+
+
+def test_every_hosted_preset_finds_its_catalog_price(now):
+    """The real fixtures: each provider's gpt-oss-120b target matches the price its catalog entry states."""
+    from django.core.management import call_command
+
+    from probes.models import ProbeTarget
+
+    call_command("load_catalog", verbosity=0)
+    presets = list(ProbeTarget.objects.filter(tool__kind=Tool.Kind.PROVIDER))
+    assert len(presets) >= 4
+    for target in presets:
+        factories.MeasurementSummaryFactory(target=target, workload="in-1k", last_run_at=now)
+
+    board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
+
+    for row in board.rows:
+        assert row.price is not None, row.target.slug
+        assert row.price.item.unit == PriceItem.Unit.PER_MTOK
+        assert "120b" in row.price.item.item.lower()
+        assert row.price.item.source_id is not None
+
+
+def test_every_client_check_is_described_for_readers():
+    from probes.client import COMPAT_CHECKS
+
+    descriptions = dashboards.compat_check_descriptions()
+
+    assert [check.name for check in descriptions] == list(COMPAT_CHECKS)
+    assert all(check.request and check.supported_when for check in descriptions)
+    assert set(dashboards.CHECK_DESCRIPTIONS) == set(COMPAT_CHECKS)

@@ -1,0 +1,151 @@
+"""/api/v1/recommendations/, /api/v1/fit/ and /api/v1/break-even/: answers, schema enums, 400s naming fields."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from tests.factories import CompatStatusFactory, HardwareSpecFactory, SourceFactory
+from tests.recommend.factories import grow_catalog
+
+pytestmark = pytest.mark.django_db
+
+RECOMMENDATIONS = "/api/v1/recommendations/"
+FIT = "/api/v1/fit/"
+BREAK_EVEN = "/api/v1/break-even/"
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+def test_recommendations_best_first_with_reasons_and_sources(api, loaded_catalog):
+    response = api.get(RECOMMENDATIONS, {"hardware": "nvidia_hopper_node", "deployment": "production",
+                                         "architecture": "moe", "hosted_ok": "true"})
+
+    assert response.status_code == 200
+    body = response.json()
+    assert [item["tool"] for item in body["results"][:2]] == ["sglang", "vllm"]
+    top = body["results"][0]
+    assert top["score"] == 100 and top["reasons"][0]["rule"] == "recipe:nvidia_hopper_node:sglang"
+    assert top["reasons"][0]["source"]["key"] == "seed-000-engine-guide"
+    assert "ollama" not in {item["tool"] for item in body["results"]}
+    assert body["not_recommended"][0]["tool"] == "ollama"
+    assert isinstance(body["warnings"], list)
+
+
+def test_recommendations_warn_where_the_seeds_do(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "rtx_multi", "interconnect": "pcie", "quantization": "fp8"}).json()
+
+    assert {"weak-interconnect", "fp8-hardware"} <= {warning["code"] for warning in body["warnings"]}
+
+
+def test_needs_accepts_commas_and_repeats_and_removes_rejecting_providers(api, loaded_catalog):
+    CompatStatusFactory(target__tool__slug="cerebras", target__slug="cerebras-gpt-oss", check_name="n",
+                        outcome="rejected")
+    for query in ({"needs": "n,logprobs"}, {"needs": ["n", "logprobs"]}):
+        body = api.get(RECOMMENDATIONS, {"hardware": "none", "hosted_ok": "1", **query}).json()
+        assert "cerebras" not in {item["tool"] for item in body["results"]}
+        assert "cerebras" in {item["tool"] for item in body["excluded"]}
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({}, "hardware"),
+    ({"hardware": "toaster"}, "hardware"),
+    ({"hardware": "mac", "context_tokens": "0"}, "context_tokens"),
+    ({"hardware": "mac", "concurrency": "many"}, "concurrency"),
+    ({"hardware": "mac", "optimize_for": "vibes"}, "optimize_for"),
+    ({"hardware": "mac", "hosted_ok": "perhaps"}, "hosted_ok"),
+    ({"hardware": "mac", "needs": "logprobs,telepathy"}, "needs"),
+    ({"hardware": "mac", "interconnect": "carrier-pigeon"}, "interconnect"),
+])
+def test_recommendations_400_names_the_field(api, db, query, field):
+    response = api.get(RECOMMENDATIONS, query)
+
+    assert response.status_code == 400
+    assert field in response.json()["error"]["fields"]
+
+
+def test_recommendations_query_count_is_constant(api, db):
+    grow_catalog(1)
+    with CaptureQueriesContext(connection) as few:
+        assert api.get(RECOMMENDATIONS, {"hardware": "rtx_single", "hosted_ok": "true"}).status_code == 200
+    grow_catalog(10, start=1)
+    with CaptureQueriesContext(connection) as many:
+        assert api.get(RECOMMENDATIONS, {"hardware": "rtx_single", "hosted_ok": "true"}).status_code == 200
+
+    assert len(few) == len(many)
+
+
+def test_fit_with_a_preset_and_a_hardware_spec(api, db):
+    HardwareSpecFactory(slug="apple-m3-ultra", name="Apple M3 Ultra", memory_gb=512, bandwidth_gb_s=819,
+                        source=SourceFactory(key="apple-m3-ultra-newsroom"))
+
+    response = api.get(FIT, {"model": "llama-3.1-70b", "weight_format": "q4_k_m", "hardware": "apple-m3-ultra",
+                             "context_tokens": 32768})
+
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["fits"] is True
+    assert result["weights_gb"] == pytest.approx(70.6 * 4.84 / 8)
+    assert result["decode_ceiling_tps"] == pytest.approx(819 / result["bytes_per_token_gb"])
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({"model": "custom", "memory_gb": 24, "bandwidth_gb_s": 1000}, "params_b"),
+    ({"model": "llama-3.1-8b"}, "memory_gb"),
+    ({"model": "llama-3.1-8b", "hardware": "no-such-gpu"}, "hardware"),
+    ({"model": "llama-3.1-8b", "memory_gb": 24, "bandwidth_gb_s": 1000, "weight_format": "q1"}, "weight_format"),
+    ({"model": "llama-3.1-8b", "memory_gb": 24, "bandwidth_gb_s": 1000, "active_params_b": 50}, "active_params_b"),
+    ({"model": "llama-3.1-8b", "memory_gb": "NaN", "bandwidth_gb_s": 1000}, "memory_gb"),
+])
+def test_fit_400_names_the_field(api, db, query, field):
+    response = api.get(FIT, query)
+
+    assert response.status_code == 400
+    assert field in response.json()["error"]["fields"]
+
+
+def test_break_even_defaults_to_the_most_priced_model(api, db):
+    grow_catalog(2)
+
+    response = api.get(BREAK_EVEN, {"input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000})
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["model"] == "gpt-oss-120b"
+    assert body["assumptions"]["hours_per_month"] == 730
+    assert body["providers"][0]["usd_per_day"] == pytest.approx(27.0)
+    assert body["providers"][0]["source"] == "Comparison (seed 002)"
+    assert body["gpus"][0]["monthly_usd"] == pytest.approx(3.99 * 730)
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({"output_tokens_per_day": 5}, "input_tokens_per_day"),
+    ({"input_tokens_per_day": 5, "output_tokens_per_day": 5, "utilisation": 2}, "utilisation"),
+    ({"input_tokens_per_day": 0, "output_tokens_per_day": 0}, "output_tokens_per_day"),
+    ({"input_tokens_per_day": 5, "output_tokens_per_day": 5, "model": "unknown-model"}, "model"),
+    ({"input_tokens_per_day": 5, "output_tokens_per_day": 5, "gpu_count": 0}, "gpu_count"),
+])
+def test_break_even_400_names_the_field(api, db, query, field):
+    grow_catalog(1)
+
+    response = api.get(BREAK_EVEN, query)
+
+    assert response.status_code == 400
+    assert field in response.json()["error"]["fields"]
+
+
+def test_schema_documents_allowed_values(api, db):
+    schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+
+    parameters = {param["name"]: param for param in schema["paths"][RECOMMENDATIONS]["get"]["parameters"]}
+    assert "rtx_single" in parameters["hardware"]["schema"]["enum"]
+    assert parameters["hardware"]["required"] is True
+    assert "tools_with_json_schema" in parameters["needs"]["schema"]["items"]["enum"]
+    for name in ("fits_fast_memory", "bottleneck", "architecture", "deployment", "quantization", "interconnect",
+                 "optimize_for"):
+        assert parameters[name]["schema"]["enum"], name
+    assert FIT in schema["paths"] and BREAK_EVEN in schema["paths"]

@@ -1,0 +1,241 @@
+"""The recommendation pages render, explain themselves, reject bad input with messages, and keep queries flat."""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from tests.factories import CompatStatusFactory, HardwareSpecFactory, SourceFactory, ToolFactory
+from tests.recommend.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
+
+pytestmark = pytest.mark.django_db
+
+
+def html(response) -> str:
+    return response.content.decode()
+
+
+def test_use_case_list_groups_the_three_seed_lists(client, loaded_catalog):
+    response = client.get(reverse("recommend:use_case_list"))
+
+    page = html(response)
+    assert response.status_code == 200
+    assert page.index("Where this step fits") < page.index("Opinionated map") < page.index("Hardware recipe")
+    assert "Chat with your documents" in page and "8x H100 / H200 node" in page
+    assert "Also listed by a source, not recommended here: Ollama" in page
+    assert 'href="/static/css/recommend.css"' in page
+
+
+def test_private_on_device_page_shows_ollama_listing_with_warning(client, loaded_catalog):
+    response = client.get(reverse("recommend:use_case_detail", args=["private-on-device-ai"]))
+
+    page = html(response)
+    assert response.status_code == 200
+    recommended = page[page.index("Recommended, in order"):page.index("Listed by a source, but not recommended")]
+    assert recommended.index('data-tool="llama-cpp"') < recommended.index('data-tool="mlx"')
+    assert "ollama" not in recommended
+    listed = page[page.index("Listed by a source, but not recommended"):]
+    assert 'data-tool="ollama"' in listed and "not to use" in listed
+    assert "seed 000" in page  # the pick's source is named
+
+
+def test_recipe_page_links_to_the_wizard_prefilled(client, loaded_catalog):
+    response = client.get(reverse("recommend:use_case_detail", args=["recipe-single-rtx"]))
+
+    assert f'{reverse("recommend:wizard")}?hardware=rtx_single' in html(response)
+
+
+def test_unknown_use_case_is_a_404(client, db):
+    assert client.get(reverse("recommend:use_case_detail", args=["nope"])).status_code == 404
+
+
+def test_empty_use_case_list_says_so(client, db):
+    assert "No use cases are loaded yet" in html(client.get(reverse("recommend:use_case_list")))
+
+
+def test_wizard_without_answers_shows_the_ten_questions(client, db):
+    response = client.get(reverse("recommend:wizard"))
+
+    page = html(response)
+    assert response.status_code == 200
+    for number in range(1, 11):
+        assert f"{number}." in page
+    assert 'name="needs" value="tools_with_json_schema"' in page
+    assert 'id="result"' not in page
+
+
+def test_wizard_answer_has_top_pick_reasons_sources_and_runner_ups(client, loaded_catalog):
+    response = client.get(reverse("recommend:wizard"), {"hardware": "rtx_single", "hosted_ok": "on"})
+
+    page = html(response)
+    assert response.status_code == 200
+    result = response.context["result"]
+    assert result["results"][0]["tool"] == "exllamav2"
+    assert result["results"][0]["reasons"][0]["source"]["key"] == "seed-000-engine-guide"
+    assert "Top pick" in page and "Why not first:" in page
+    assert "Listed by a source, never recommended here" in page and "do not use Ollama" in page
+    assert {item["tool"] for item in result["results"] if item["kind"] == "provider"} >= {"groq", "together-ai"}
+
+
+def test_wizard_on_premises_excludes_providers(client, loaded_catalog):
+    response = client.get(reverse("recommend:wizard"), {"hardware": "mac"})
+
+    result = response.context["result"]
+    assert result["results"][0]["tool"] == "mlx"
+    assert all(item["kind"] != "provider" for item in result["results"])
+    assert "You answered that the model may not run on a hosted API." in html(response)
+
+
+def test_wizard_measured_rejection_removes_provider(client, loaded_catalog):
+    CompatStatusFactory(target__tool=ToolFactory(slug="groq"), target__slug="groq-gpt-oss", check_name="logprobs",
+                        outcome="rejected", message="logprobs is not supported with this model")
+
+    response = client.get(reverse("recommend:wizard"), {"hardware": "none", "hosted_ok": "on", "needs": "logprobs"})
+
+    tools = [item["tool"] for item in response.context["result"]["results"]]
+    assert "groq" not in tools and "together-ai" in tools
+    assert "logprobs was rejected by probe target groq-gpt-oss" in html(response)
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({"hardware": "toaster"}, "What hardware do you actually have?"),
+    ({"hardware": "mac", "context_tokens": "-5"}, "4. Context length"),
+    ({"hardware": "mac", "concurrency": "lots"}, "4. Concurrent requests"),
+    ({"hardware": "mac", "needs": "telepathy"}, "Which API features must work?"),
+    ({"context_tokens": "100"}, "What hardware do you actually have?"),
+])
+def test_wizard_bad_input_gets_a_message_naming_the_field(client, db, query, field):
+    response = client.get(reverse("recommend:wizard"), query)
+
+    assert response.status_code == 400
+    summary = html(response)[html(response).index('id="form-errors"'):]
+    assert field in summary
+    assert response.context["result"] is None
+
+
+def test_fit_page_renders_presets_and_a_result(client, db):
+    HardwareSpecFactory(slug="nvidia-h100-sxm", name="NVIDIA H100 SXM", memory_gb=80, bandwidth_gb_s=3350,
+                        source=SourceFactory(key="nvidia-h100-spec", title="NVIDIA H100 spec"))
+    assert client.get(reverse("recommend:fit")).status_code == 200
+
+    response = client.get(reverse("recommend:fit"), {
+        "model": "mixtral-8x7b", "weight_format": "bf16", "context_tokens": 8192, "concurrency": 4,
+        "kv_cache": "fp16", "hardware": "nvidia-h100-sxm", "devices": 2,
+    })
+
+    page = html(response)
+    assert response.status_code == 200
+    assert response.context["result"]["result"]["weights_gb"] == pytest.approx(93.4)
+    assert 'data-fits="true"' in page and 'id="moe-note"' in page
+    assert "memory counts <strong>all</strong>" in page and "NVIDIA H100 spec" in page
+
+
+def test_fit_custom_model_needs_its_numbers(client, db):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "custom", "weight_format": "bf16", "context_tokens": 4096, "concurrency": 1, "kv_cache": "fp16",
+        "hardware": "custom", "memory_gb": "24", "bandwidth_gb_s": "1008", "devices": 1,
+    })
+
+    assert response.status_code == 400
+    page = html(response)
+    assert "Total parameters (billions): Required for a custom model." in page
+    assert "Layers: Required for a custom model." in page
+
+
+def test_fit_rejects_nonsense_without_a_500(client, db):
+    response = client.get(reverse("recommend:fit"), {"model": "llama-3.1-8b", "context_tokens": "1e999",
+                                                     "devices": "0", "hardware": "custom"})
+
+    assert response.status_code == 400
+    assert "Number of devices" in html(response)
+
+
+def test_break_even_page_compares_providers_and_gpus(client, db):
+    grow_catalog(2)
+
+    response = client.get(reverse("recommend:break_even"), {
+        "input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000, "model": "gpt-oss-120b",
+        "utilisation": 50, "gpu_count": 1,
+    })
+
+    page = html(response)
+    assert response.status_code == 200
+    assert "730 hours in a month" in page
+    assert "Comparison (seed 002), verified 2026-10-19" in page
+    providers = response.context["result"]["providers"]
+    assert providers[0]["usd_per_day"] == pytest.approx(27.0)
+    assert response.context["result"]["gpus"][0]["output_tokens_per_second_per_gpu"] == pytest.approx(463, abs=1)
+
+
+def test_break_even_bad_input_names_the_field(client, db):
+    grow_catalog(1)
+
+    response = client.get(reverse("recommend:break_even"), {"input_tokens_per_day": "0", "output_tokens_per_day": "0",
+                                                            "model": "gpt-oss-120b", "utilisation": 50,
+                                                            "gpu_count": 1})
+
+    assert response.status_code == 400
+    assert "Output tokens per day: State some tokens per day" in html(response)
+
+
+def test_break_even_without_prices_says_so(client, db):
+    assert "No per-token prices are loaded" in html(client.get(reverse("recommend:break_even")))
+
+
+def count_queries(client, url, params=None) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, params or {})
+    assert response.status_code == 200
+    return len(queries)
+
+
+def test_wizard_query_count_does_not_grow_with_rows(client, db):
+    grow_catalog(1)
+    params = {"hardware": "rtx_single", "hosted_ok": "on", "needs": "logprobs"}
+    few = count_queries(client, reverse("recommend:wizard"), params)
+
+    grow_catalog(12, start=1)
+    many = count_queries(client, reverse("recommend:wizard"), params)
+
+    assert few == many
+    assert few <= 12
+
+
+def test_use_case_list_query_count_does_not_grow_with_rows(client, db):
+    source = SourceFactory(key="seed-000-engine-guide")
+    for index in range(2):
+        UseCaseRecommendationFactory(use_case=UseCaseFactory(slug=f"few-{index}"), source=source)
+    few = count_queries(client, reverse("recommend:use_case_list"))
+
+    for index in range(15):
+        use_case = UseCaseFactory(slug=f"many-{index}")
+        for _ in range(3):
+            UseCaseRecommendationFactory(use_case=use_case, source=source)
+    many = count_queries(client, reverse("recommend:use_case_list"))
+
+    assert few == many
+
+
+def test_use_case_detail_query_count_does_not_grow_with_rows(client, db):
+    source = SourceFactory(key="seed-000-engine-guide")
+    use_case = UseCaseFactory(slug="detail")
+    UseCaseRecommendationFactory(use_case=use_case, source=source)
+    few = count_queries(client, reverse("recommend:use_case_detail", args=["detail"]))
+
+    for _ in range(10):
+        UseCaseRecommendationFactory(use_case=use_case, source=SourceFactory())
+    many = count_queries(client, reverse("recommend:use_case_detail", args=["detail"]))
+
+    assert few == many
+
+
+def test_fit_link_with_only_a_preset_and_hardware_uses_defaults(client, db):
+    HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
+
+    response = client.get(reverse("recommend:fit"), {"model": "llama-3.1-8b", "hardware": "nvidia-rtx-4090"})
+
+    assert response.status_code == 200
+    result = response.context["result"]
+    assert result["input"]["context_tokens"] == 8192 and result["input"]["bits_per_weight"] == 16.0
+    assert result["result"]["fits"] is True
