@@ -137,7 +137,10 @@ while made < runs_wanted:
     made += size
 with connection.cursor() as cursor:
     # auto_now_add stamped every row "now"; spread them one minute apart, oldest first, like real history.
-    cursor.execute("UPDATE probes_proberun SET queued_at = now() - ((SELECT max(id) FROM probes_proberun) - id) * interval '1 minute', finished_at = queued_at")
+    cursor.execute(
+        "UPDATE probes_proberun SET queued_at = now() - ((SELECT max(id) FROM probes_proberun) - id) "
+        "* interval '1 minute', finished_at = queued_at"
+    )
 now = timezone.now()
 for target in targets:
     for workload in ("in-100", "in-1k", "in-10k"):
@@ -267,7 +270,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int) -> st
     for endpoint in endpoints:
         ratio = endpoint.percentile(0.5) / base
         lines.append(
-            f"| {endpoint.name} | `{endpoint.path[:60]}{'?cold=N' if endpoint.uncached else ''}` | {endpoint.body_bytes:,} | {endpoint.percentile(0.5):.2f} "
+            f"| {endpoint.name} | `{endpoint.path[:60]}{'?cold=N' if endpoint.uncached else ''}` "
+            f"| {endpoint.body_bytes:,} | {endpoint.percentile(0.5):.2f} "
             f"| {endpoint.percentile(0.99):.2f} | {endpoint.requests_per_second:.0f} | {ratio:.2f}x |"
         )
     first = next(e for e in endpoints if e.name == "runs, first page")
@@ -290,8 +294,9 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int) -> st
         "",
         "## What the cache hides",
         "",
-        "The catalog reads, tool details and summaries are served from a shared Redis cache that every ORM "
-        "write invalidates (core/cache.py); the rows above without \"cache miss\" measure that served path, as "
+        "The catalog reads, tool details and summaries are served from the read cache shared with the pages "
+        "(core/cache.py): Redis entries keyed by URL and a fingerprint of the tables shown, one small query "
+        "per request, so any committed write shows on the next request; the rows above without \"cache miss\" measure that served path, as "
         "a client sees it between writes. The \"cache miss\" rows add a unique query parameter to every "
         "request, so each one computes its answer from PostgreSQL: "
         + "; ".join(f"{e.name} {e.percentile(0.5) / base:.2f}x the trivial p50" for e in cold)

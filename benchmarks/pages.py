@@ -274,8 +274,9 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             f"Load average (1/5/15 min) before: {info['load_before']}, after: {info['load_after']} — the machine "
             "is shared, so compare the ratios measured in this run rather than absolute times across runs.",
             "",
-            "Pages are served from a cache keyed by the catalog's fingerprint (one aggregate query over the "
-            "catalog tables; see docs/site.md). The *cold render* rows add a unique `cold=N` parameter to every "
+            "Pages are served from the project's read cache (core/cache.py, shared with the API), keyed by the "
+            "URL and a fingerprint of the data shown (one query over the catalog tables, asked on every "
+            "request; see docs/site.md). The *cold render* rows add a unique `cold=N` parameter to every "
             "request, so each one misses the cache and runs the selectors and templates: that is the cost of "
             "the first view after any catalog edit. The 3x target applies to the pages as served.",
             "",
@@ -283,8 +284,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             f"Throughput: {args.rounds} rounds of a {args.burst}-request burst per endpoint with "
             f"{args.concurrency} concurrent clients, endpoints shuffled each round. Queries: one request "
             "counted in-process with Django's test client, "
-            "right after a first request: cached pages then need no query at all (the fingerprint is "
-            "reused for a second), and the trivial view's 2 are the BEGIN/COMMIT that ATOMIC_REQUESTS logs (psycopg sends "
+            "right after a first request: a cached page then needs one query (the fingerprint), and the "
+            "trivial view's 2 are the BEGIN/COMMIT that ATOMIC_REQUESTS logs (psycopg sends "
             "neither to the server when no statement ran).",
             "",
             *lines,

@@ -38,7 +38,7 @@ from core.apis import Api, ListApi, list_envelope, list_response, query_params
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from probes.apis import MeasurementSummaryOutputSerializer
-from probes.models import MeasurementSummary
+from probes.selectors.api import measurement_summary_list
 
 TAG_CATALOG = "catalog"
 TAG_WRITES = "catalog writes (staff)"
@@ -178,11 +178,7 @@ def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
         tool = selectors.tool_get(slug=slug)
     except Tool.DoesNotExist:
         raise NotFound(f'No tool with the slug "{slug}".') from None
-    tool.api_measurement_summaries = list(
-        MeasurementSummary.objects.filter(target__tool=tool)
-        .select_related("target")
-        .order_by("target__name", "target__slug", "workload", "concurrency", "id")
-    )
+    tool.api_measurement_summaries = list(measurement_summary_list(filters={"tool": tool.slug}))
     # Price rows nest under their tool here, so each row's `tool` is the same object.
     for price in tool.price_items.all():
         price.tool = tool
@@ -197,7 +193,7 @@ class ToolListApi(ListApi):
     csv_filename = "tools"
 
     class FilterSerializer(serializers.Serializer):
-        kind = serializers.ChoiceField(choices=Tool.Kind.choices, required=False)
+        kind = serializers.ChoiceField(choices=Tool.Kind.choices, required=False, help_text="Kind of tool.")
         hardware = SlugLookupField(
             slug_field="slug", queryset=HardwareTarget.objects.all(), required=False,
             help_text="Hardware target slug (see /hardware/).",
@@ -283,6 +279,21 @@ class ToolListApi(ListApi):
         description="Every engine and provider matching the filters, with its headline price. `?format=csv` for CSV.",
         parameters=[FilterSerializer],
         responses={200: list_envelope("ToolList", OutputSerializer)},
+        examples=[
+            OpenApiExample(
+                "One row",
+                response_only=True,
+                value={"count": 1, "results": [{
+                    "slug": "vllm", "name": "vLLM", "kind": "engine", "family": "vLLM", "summary": "...",
+                    "rating": "4.7", "rating_source": "seed-002-comparison", "rank": 2, "verdict": "...",
+                    "ideal_for": "...", "licence": "Apache-2.0", "open_source": True,
+                    "headline_price": {"free": True, "item": None, "input_usd_per_mtok": None,
+                                       "output_usd_per_mtok": None},
+                    "hardware": ["nvidia-cuda", "amd-rocm"], "last_verified": "2026-10-19",
+                    "url": "http://127.0.0.1:8000/api/v1/tools/vllm/",
+                }]},
+            )
+        ],
     )
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
@@ -373,11 +384,11 @@ class PriceListApi(ListApi):
 
     class FilterSerializer(serializers.Serializer):
         tool = SlugLookupField(
-            slug_field="slug", queryset=Tool.objects.all(), required=False,
+            slug_field="slug", queryset=Tool.objects.all(), required=False, help_text="Tool slug.",
             error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
         )
-        unit = serializers.ChoiceField(choices=PriceItem.Unit.choices, required=False)
-        tier = serializers.ChoiceField(choices=PriceItem.Tier.choices, required=False)
+        unit = serializers.ChoiceField(choices=PriceItem.Unit.choices, required=False, help_text="Price unit.")
+        tier = serializers.ChoiceField(choices=PriceItem.Tier.choices, required=False, help_text="Price tier.")
 
     class InputSerializer(serializers.Serializer):
         tool = SlugLookupField(slug_field="slug", queryset=Tool.objects.all())
@@ -738,7 +749,9 @@ class UseCaseListApi(ListApi):
     csv_filename = "use-cases"
 
     class FilterSerializer(serializers.Serializer):
-        group = serializers.ChoiceField(choices=UseCase.Group.choices, required=False)
+        group = serializers.ChoiceField(
+            choices=UseCase.Group.choices, required=False, help_text="Which part of the guide the use case belongs to."
+        )
 
     class OutputSerializer(serializers.Serializer):
         slug = serializers.CharField()
@@ -753,7 +766,8 @@ class UseCaseListApi(ListApi):
 
     @extend_schema(
         operation_id="use_cases_list", tags=[TAG_CATALOG], summary="List use cases",
-        description="Questions (\"which engine for ...?\") with ordered recommendations, each with its reason and source.",
+        description="Questions (\"which engine for ...?\") with ordered recommendations, each with its reason "
+        "and source.",
         parameters=[FilterSerializer],
         responses={200: list_envelope("UseCaseList", OutputSerializer)},
     )

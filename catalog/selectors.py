@@ -6,20 +6,14 @@ API response costs the same number of queries whether the catalog holds five too
 from __future__ import annotations
 
 import datetime
-import functools
-import hashlib
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.apps import apps
-from django.db import connection
 from django.db.models import BooleanField, Case, Count, DecimalField, Exists, F, IntegerField, OuterRef, Prefetch, Q
 from django.db.models import QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
-from django.db.models.signals import m2m_changed, post_delete, post_migrate, post_save
 
 from catalog.models import (
     Caveat,
@@ -338,93 +332,3 @@ def tool_compare(*, slugs: Sequence[str]) -> Comparison:
         _row("last_verified", "Last verified", [_iso(tool.last_verified) for tool in tools]),
     ]
     return Comparison(tools=tools, rows=rows)
-
-
-# --- Page fingerprint ------------------------------------------------------------------------
-
-# Everything the catalog pages show, including the probe summaries a tool page can carry. A rendered
-# page is reused only while none of these tables has changed (see catalog.views). Each model listed
-# needs an auto_now `updated_at`.
-PAGE_FINGERPRINT_MODELS = (
-    "catalog.Source",
-    "catalog.Licence",
-    "catalog.HardwareTarget",
-    "catalog.QuantFormat",
-    "catalog.ApiSurface",
-    "catalog.Feature",
-    "catalog.Tool",
-    "catalog.PriceItem",
-    "catalog.HardwareSupport",
-    "catalog.ToolQuantFormat",
-    "catalog.ToolApiSurface",
-    "catalog.ToolFeature",
-    "catalog.Caveat",
-    "probes.ProbeTarget",
-    "probes.MeasurementSummary",
-    "probes.CompatStatus",
-)
-
-
-@functools.cache
-def _fingerprint_sql() -> str:
-    # One aggregate over all timestamped tables: a save moves the newest updated_at, an insert does
-    # too, and a delete lowers the row count. The tool-source links carry no timestamp, so their
-    # count and highest id are read separately. One aggregate plans far faster than a subquery per table.
-    quote = connection.ops.quote_name
-    timestamped = " UNION ALL ".join(
-        f"SELECT {quote('updated_at')} FROM {quote(apps.get_model(label)._meta.db_table)}"
-        for label in PAGE_FINGERPRINT_MODELS
-    )
-    links = quote(Tool.sources.through._meta.db_table)
-    return (
-        f"SELECT COUNT(*), MAX(changed.{quote('updated_at')}), "
-        f"(SELECT COUNT(*) FROM {links}), (SELECT MAX({quote('id')}) FROM {links}) "
-        f"FROM ({timestamped}) AS changed"
-    )
-
-
-def catalog_fingerprint() -> str:
-    """A short hash that changes whenever a row the pages show is saved, added or deleted (one query).
-
-    Writes that bypass updated_at (QuerySet.update, raw SQL) are not seen; page caches therefore
-    also expire on a timer.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(_fingerprint_sql())
-        row = cursor.fetchone()
-    return hashlib.blake2b(repr(row).encode(), digest_size=10).hexdigest()
-
-
-# Within one process the fingerprint is reused for up to a second, so a cached page usually costs no
-# database round trip at all. A write through the ORM in this process forgets it at once; writes by
-# other processes (another web worker, load_catalog) show within the second. Inside a transaction
-# (tests, or a write request) the database is always asked, because a rollback can undo rows that
-# produced a remembered fingerprint.
-FINGERPRINT_REUSE_SECONDS = 1.0
-_remembered_fingerprint: tuple[float, str] | None = None
-
-
-def catalog_fingerprint_recent() -> str:
-    global _remembered_fingerprint
-    if connection.in_atomic_block:
-        return catalog_fingerprint()
-    now = time.monotonic()
-    remembered = _remembered_fingerprint
-    if remembered is not None and now - remembered[0] < FINGERPRINT_REUSE_SECONDS:
-        return remembered[1]
-    fingerprint = catalog_fingerprint()
-    _remembered_fingerprint = (now, fingerprint)
-    return fingerprint
-
-
-def _forget_fingerprint(**_: Any) -> None:
-    global _remembered_fingerprint
-    _remembered_fingerprint = None
-
-
-for _label in PAGE_FINGERPRINT_MODELS:
-    post_save.connect(_forget_fingerprint, sender=_label, weak=False, dispatch_uid=f"fingerprint-save-{_label}")
-    post_delete.connect(_forget_fingerprint, sender=_label, weak=False, dispatch_uid=f"fingerprint-delete-{_label}")
-m2m_changed.connect(_forget_fingerprint, sender=Tool.sources.through, weak=False, dispatch_uid="fingerprint-sources")
-# flush (between transactional tests, or by hand) empties tables without a post_delete per row.
-post_migrate.connect(_forget_fingerprint, weak=False, dispatch_uid="fingerprint-migrate")

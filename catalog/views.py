@@ -1,18 +1,13 @@
 """Server-rendered catalog pages. Reads come from catalog.selectors; views only wire requests to them.
 
-Rendered pages are cached under the catalog's fingerprint (one aggregate query, reused for up to a
-second per process), so a page is rebuilt only after the data it shows has changed; see docs/site.md
-for the measurements behind this.
+Rendered pages are kept in the project's read cache (core.cache) under a fingerprint of the data they
+show, so a page is rebuilt only after that data has changed; see docs/site.md for the measurements.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
-import logging
 from collections.abc import Callable
 
-from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -23,13 +18,13 @@ from catalog.selectors import (
     COMPARE_MAX_TOOLS,
     COMPARE_MIN_TOOLS,
     CompareError,
-    catalog_fingerprint_recent,
     compare_parse_slugs,
     compare_split_slugs,
     tool_compare,
     tool_get,
     tool_list,
 )
+from core.cache import cached_read, read_cache_seconds
 from probes.selectors.dashboards import tool_measurements
 
 # The guide's eight questions come from the engine comparison seed and the documents it cites
@@ -46,52 +41,43 @@ GUIDE_SOURCE_KEYS = (
     "fireworks-docs-openai",
 )
 
-logger = logging.getLogger(__name__)
-
 CACHEABLE_STATUSES = (200, 400)
 
 
-def _page_cache_seconds() -> int:
-    return getattr(settings, "CATALOG_PAGE_CACHE_SECONDS", 300)
+def cached_page(*, scopes: tuple[str, ...]) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """Serve the page from the shared read cache (core.cache) while the data of `scopes` is unchanged.
 
-
-def cached_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Serve the page from the cache while the catalog fingerprint is unchanged.
-
-    The pages show nothing user-specific, so the full path and the fingerprint identify the HTML.
-    A cache outage only costs speed: the page is rendered as if nothing were cached.
+    The pages show nothing user-specific, so the URL and the data fingerprint identify the HTML.
     """
 
-    # Read-only pages gain nothing from ATOMIC_REQUESTS (PostgreSQL's READ COMMITTED takes a snapshot per
-    # statement anyway); without it a cache hit costs one round trip instead of three.
-    @transaction.non_atomic_requests
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        timeout = _page_cache_seconds()
-        if timeout <= 0 or request.method not in ("GET", "HEAD"):
-            return view(request, *args, **kwargs)
-        path = hashlib.blake2b(request.get_full_path().encode(), digest_size=16).hexdigest()
-        key = f"catalog-page:{catalog_fingerprint_recent()}:{path}"
-        try:
-            cached = cache.get(key)
-        except Exception:  # noqa: BLE001 - any cache backend failure degrades to rendering
-            logger.warning("page cache unavailable; rendering %s", request.path, exc_info=True)
-            cached = None
-        if cached is not None:
-            status, body = cached
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        # Read-only pages gain nothing from ATOMIC_REQUESTS (PostgreSQL's READ COMMITTED takes a snapshot
+        # per statement anyway); without it a cache hit costs one round trip (the fingerprint), not three.
+        @transaction.non_atomic_requests
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if read_cache_seconds() <= 0 or request.method not in ("GET", "HEAD"):
+                return view(request, *args, **kwargs)
+            rendered: list[HttpResponse] = []
+
+            def build() -> tuple[int, bytes]:
+                rendered.append(view(request, *args, **kwargs))
+                return rendered[0].status_code, rendered[0].content
+
+            (status, body), _ = cached_read(
+                request=request, scopes=scopes, build=build, keep=lambda page: page[0] in CACHEABLE_STATUSES
+            )
+            if rendered:
+                response = rendered[0]
+                response["X-Page-Cache"] = "miss"
+                return response
             response = HttpResponse(body, status=status)
             response["X-Page-Cache"] = "hit"
             return response
-        response = view(request, *args, **kwargs)
-        if response.status_code in CACHEABLE_STATUSES:
-            try:
-                cache.set(key, (response.status_code, response.content), timeout)
-            except Exception:  # noqa: BLE001
-                logger.warning("page cache unavailable; not storing %s", request.path, exc_info=True)
-        response["X-Page-Cache"] = "miss"
-        return response
 
-    return wrapper
+        return wrapper
+
+    return decorate
 
 
 def _unique_sources(sources) -> list[Source]:
@@ -102,7 +88,7 @@ def _unique_sources(sources) -> list[Source]:
     return sorted(seen.values(), key=lambda source: source.title.lower())
 
 
-@cached_page
+@cached_page(scopes=("catalog",))
 def catalog_index(request: HttpRequest) -> HttpResponse:
     form = CatalogFilterForm(request.GET)
     tools = list(tool_list(filters=form.filters()))
@@ -119,7 +105,7 @@ def catalog_index(request: HttpRequest) -> HttpResponse:
     )
 
 
-@cached_page
+@cached_page(scopes=("catalog", "probes"))
 def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         tool = tool_get(slug=slug)
@@ -148,7 +134,7 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-@cached_page
+@cached_page(scopes=("catalog",))
 def compare(request: HttpRequest) -> HttpResponse:
     requested = request.GET.getlist("tools")
     comparison = None
@@ -182,7 +168,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     )
 
 
-@cached_page
+@cached_page(scopes=("catalog",))
 def guide(request: HttpRequest) -> HttpResponse:
     return render(
         request,

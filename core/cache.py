@@ -1,85 +1,143 @@
-"""A shared (Redis) cache of read results, invalidated by a per-scope data version.
+"""The one read cache of the project: rendered catalog pages and API results, keyed by the data they show.
 
-Every ORM write to a model of a scope (post_save, post_delete, m2m_changed) moves the scope's version,
-once at once and once more when the transaction commits, so a reader never keeps a result computed
-from data that changed. Writes that bypass model signals (QuerySet.update, bulk_create) are covered by
-the entry's time to live. Only small, hot reads use it: the catalog lists and details, summaries,
-the compat matrix and probe targets; the unbounded runs list is never cached.
+A cached entry is stored under its URL and a *data fingerprint*: one query that reads, for every table
+of the entry's scopes, the row count and the sums of two PostgreSQL system columns, `xmin` (the
+transaction that wrote each row version) and `cmin` (the command within that transaction). Any insert,
+update or delete gives the rows it touches a new `xmin`/`cmin` or changes a count, so the fingerprint
+moves and the next read misses and recomputes. Why the database and not signals bumping a version in
+Redis:
+
+- every way of writing is seen: `save()`, `QuerySet.update`, `bulk_create`, raw SQL, `load_catalog`,
+  the probe services, and any gunicorn or Celery process, with nothing to wire up or forget;
+- the fingerprint is transactional: a writer's own reads see its change at once (including a test's
+  uncommitted rows), nobody else sees it before the commit, and after a rollback (of a transaction or
+  a savepoint) the fingerprint is the old one again or, when the undone write left a mark in a row
+  header, a new one (a harmless miss); the rolled-back state's entries can never be found again;
+- there is no per-process memory to go stale: every request asks, at the cost of one small query
+  (a prepared statement, about 0.3 ms).
+
+Entries still expire after `READ_CACHE_SECONDS` (default 300; 0 turns caching off): a safety net for a
+sum that happens to come out equal, and a bound on the space that unreachable entries take. A cache
+server that stops answering only costs speed: the read is computed as if nothing were cached.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import logging
 import time
-import uuid
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models.signals import m2m_changed, post_delete, post_save
-from rest_framework.request import Request
+from django.db import connection
+from django.db.models import Model
+from django.http import HttpRequest
 
-VERSION_KEY = "api:data-version:{scope}"
-ENTRY_KEY = "api:read:v2:{digest}"
-ENTRY_TTL_SECONDS = 300
+logger = logging.getLogger(__name__)
 
-# Which app's models feed which scope. Runs and per-request measurements change constantly and feed
-# no cached read, so they do not move the probes version.
-SCOPE_MODELS: dict[str, Callable[[Any], bool]] = {
-    "catalog": lambda model: model._meta.app_label in ("catalog", "recommend"),
+ENTRY_KEY = "read:v3:{digest}"
+DEFAULT_TTL_SECONDS = 300
+
+# The tables whose rows a cached read may show. Runs and per-request measurements change constantly
+# and feed no cached read (the runs list is never cached), so they are in no scope; the one run field a
+# tool page shows (a summary's last-run region) is written when the run starts, before any summary
+# points at the run.
+SCOPE_MODELS: dict[str, Callable[[type[Model]], bool]] = {
+    "catalog": lambda model: model._meta.app_label == "catalog",
     "probes": lambda model: model._meta.label_lower
     in ("probes.probetarget", "probes.measurementsummary", "probes.compatstatus"),
 }
 
 
-def _versions(scopes: Iterable[str]) -> list[str]:
-    keys = [VERSION_KEY.format(scope=scope) for scope in scopes]
-    found = cache.get_many(keys)
-    for key in keys:
-        if key not in found:
-            cache.add(key, uuid.uuid4().hex, timeout=None)
-            found[key] = cache.get(key)
-    return [str(found[key]) for key in keys]
+def read_cache_seconds() -> int:
+    return getattr(settings, "READ_CACHE_SECONDS", DEFAULT_TTL_SECONDS)
 
 
-def bump_version(scope: str) -> None:
-    cache.set(VERSION_KEY.format(scope=scope), uuid.uuid4().hex, timeout=None)
+@functools.cache
+def _fingerprint_sql(scopes: frozenset[str]) -> str:
+    unknown = scopes - SCOPE_MODELS.keys()
+    if unknown:
+        raise ValueError(f"Unknown cache scopes: {sorted(unknown)}")
+    # Auto-created models are the many-to-many link tables (Tool.sources, ...): links change too.
+    tables = sorted(
+        {
+            model._meta.db_table
+            for model in apps.get_models(include_auto_created=True)
+            if any(SCOPE_MODELS[scope](model) for scope in scopes)
+        }
+    )
+    quote = connection.ops.quote_name
+    return " UNION ALL ".join(
+        f"SELECT {position}, COUNT(*), SUM(xmin::text::bigint), SUM(cmin::text::bigint) FROM {quote(table)}"
+        for position, table in enumerate(tables)
+    ) + " ORDER BY 1"
 
 
-def cached_read(*, request: Request, scopes: Iterable[str], build: Callable[[], Any]) -> tuple[Any, int]:
-    """The result of `build()` for this URL (path, query and host), computed once per data version,
-    and when it was computed (epoch seconds): the representation cannot be older than that."""
-    scopes = tuple(scopes)
-    raw = "\0".join([request.get_host(), request.path, request.META.get("QUERY_STRING", ""), *_versions(scopes)])
+# Planning the fingerprint query (twenty-odd tables) costs about three times as much as running it, so
+# each database connection prepares it once and then only EXECUTEs it. The PREPARE goes straight to
+# the driver, outside Django's query log: it happens once per connection, not per request. Prepared
+# statements outlive rollbacks and vanish with their connection, hence the weak per-connection record.
+_prepared_on: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+
+def _execute_statement(scopes: frozenset[str]) -> str:
+    name = "atlas_fingerprint_" + "_".join(sorted(scopes))
+    prepared = _prepared_on.setdefault(connection.connection, set())
+    if name not in prepared:
+        connection.connection.execute(f"PREPARE {name} AS {_fingerprint_sql(scopes)}")
+        prepared.add(name)
+    return f"EXECUTE {name}"
+
+
+def data_fingerprint(scopes: Iterable[str]) -> str:
+    """A short hash of the current state of every table in `scopes`, as this connection sees it (one query)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_execute_statement(frozenset(scopes)))
+        rows = cursor.fetchall()
+    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+
+
+def _keep_everything(value: Any) -> bool:
+    return True
+
+
+def cached_read(
+    *,
+    request: HttpRequest,
+    scopes: Iterable[str],
+    build: Callable[[], Any],
+    keep: Callable[[Any], bool] = _keep_everything,
+) -> tuple[Any, int]:
+    """The result of `build()` for this URL (host, path and query) and the current data of `scopes`,
+    and when it was computed (epoch seconds): the result cannot be older than that.
+
+    `build()` runs when nothing is cached; its result is stored only if `keep(result)` is true. The
+    result must pickle. Only GET/HEAD reads that show nothing user-specific belong here.
+    """
+    timeout = read_cache_seconds()
+    # The fingerprint reads PostgreSQL's system columns; elsewhere (a SQLite checkout) nothing is cached.
+    if timeout <= 0 or connection.vendor != "postgresql":
+        return build(), int(time.time())
+    scopes = tuple(sorted(set(scopes)))
+    raw = "\0".join(
+        [request.get_host(), request.path, request.META.get("QUERY_STRING", ""), *scopes, data_fingerprint(scopes)]
+    )
     key = ENTRY_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
-    entry = cache.get(key)
-    if entry is None:
-        entry = (build(), int(time.time()))
-        cache.set(key, entry, timeout=ENTRY_TTL_SECONDS)
+    try:
+        entry = cache.get(key)
+    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the read
+        logger.warning("read cache unavailable; computing %s", request.path, exc_info=True)
+        return build(), int(time.time())
+    if entry is not None:
+        return entry
+    entry = (build(), int(time.time()))
+    if keep(entry[0]):
+        try:
+            cache.set(key, entry, timeout=timeout)
+        except Exception:  # noqa: BLE001
+            logger.warning("read cache unavailable; not storing %s", request.path, exc_info=True)
     return entry
-
-
-def _bump_for(model: Any) -> None:
-    for scope, matches in SCOPE_MODELS.items():
-        if matches(model):
-            bump_version(scope)
-            # Again after commit: a reader that recomputed between the write and the commit saw the old rows.
-            transaction.on_commit(lambda scope=scope: bump_version(scope), robust=True)
-
-
-def _on_write(sender: Any, **kwargs: Any) -> None:
-    _bump_for(sender)
-
-
-def connect_invalidation() -> None:
-    for model in apps.get_models():
-        if any(matches(model) for matches in SCOPE_MODELS.values()):
-            post_save.connect(_on_write, sender=model, dispatch_uid=f"api-cache-save-{model._meta.label_lower}")
-            post_delete.connect(_on_write, sender=model, dispatch_uid=f"api-cache-delete-{model._meta.label_lower}")
-    m2m_changed.connect(_on_m2m, dispatch_uid="api-cache-m2m")
-
-
-def _on_m2m(sender: Any, instance: Any, **kwargs: Any) -> None:
-    if kwargs.get("action", "").startswith("post_"):
-        _bump_for(type(instance))

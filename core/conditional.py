@@ -29,7 +29,9 @@ def _first_seen(etag_hash: str) -> int:
     return int(seen)
 
 
-def conditional_get(request: HttpRequest, response: HttpResponseBase, *, built_at: int | None = None) -> HttpResponseBase:
+def conditional_get(
+    request: HttpRequest, response: HttpResponseBase, *, built_at: int | None = None
+) -> HttpResponseBase:
     """Add validators to a rendered 200 answer to GET/HEAD, and swap it for a 304 when they match.
 
     `built_at` is when a cached result was computed from the current data (core.cache); it serves as

@@ -72,7 +72,10 @@ RETRY_AFTER_HEADER = {
 }
 
 VALIDATOR_HEADERS = {
-    "ETag": {"description": "Hash of this representation; send it back in If-None-Match.", "schema": {"type": "string"}},
+    "ETag": {
+        "description": "Hash of this representation; send it back in If-None-Match.",
+        "schema": {"type": "string"},
+    },
     "Last-Modified": {
         "description": "When this exact representation was first served; send it back in If-Modified-Since.",
         "schema": {"type": "string"},

@@ -1,7 +1,7 @@
 """Rate limits keyed on the client the proxy chain vouches for, stored in the shared (Redis) cache.
 
-Rates are read from settings on every request rather than at import, so an operator's change (or a
-test's override) takes effect without a restart of the class hierarchy. The client address comes
+Rates are read from the DRF settings on every request: DRF itself binds them to the class at import,
+which would make an overridden setting (another settings module, a test) silently ineffective. The client address comes
 from DRF's get_ident with NUM_PROXIES set: with 0 it is the socket peer and X-Forwarded-For is
 ignored; with N it is the address the N-th trusted proxy appended, which a client cannot forge.
 """

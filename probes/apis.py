@@ -122,10 +122,10 @@ class ProbeTargetListApi(ListApi):
 
     class FilterSerializer(serializers.Serializer):
         tool = SlugLookupField(
-            slug_field="slug", queryset=Tool.objects.all(), required=False,
+            slug_field="slug", queryset=Tool.objects.all(), required=False, help_text="Tool slug.",
             error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
         )
-        enabled = serializers.BooleanField(required=False)
+        enabled = serializers.BooleanField(required=False, help_text="true: only targets the scheduler probes.")
 
     @extend_schema(
         operation_id="probe_targets_list",
@@ -329,11 +329,11 @@ class ProbeRunListApi(ListApi):
 
     class FilterSerializer(KeysetParamsSerializer):
         target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False,
+            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False, help_text="Probe target slug.",
             error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
         )
-        suite = serializers.ChoiceField(choices=ProbeRun.Suite.choices, required=False)
-        status = serializers.ChoiceField(choices=ProbeRun.Status.choices, required=False)
+        suite = serializers.ChoiceField(choices=ProbeRun.Suite.choices, required=False, help_text="Probe suite.")
+        status = serializers.ChoiceField(choices=ProbeRun.Status.choices, required=False, help_text="Run status.")
         since = serializers.DateTimeField(required=False, help_text="Runs queued at or after (ISO 8601).")
         until = serializers.DateTimeField(required=False, help_text="Runs queued before (ISO 8601).")
 
@@ -349,6 +349,24 @@ class ProbeRunListApi(ListApi):
         description="Newest first (by id). Keyset-paginated: follow `next` (also in the Link header); deep pages "
         "cost what the first costs. `?format=csv` exports the same page as CSV.",
         parameters=[FilterSerializer],
+        examples=[
+            OpenApiExample(
+                "Shape of a page (figures are placeholders)",
+                response_only=True,
+                value={
+                    "next": "http://127.0.0.1:8000/api/v1/probes/runs/?cursor=bjoxMjA0", "previous": None,
+                    "results": [{
+                        "id": 1250, "target": "groq-gpt-oss-120b", "suite": "speed", "workload": "in-1k",
+                        "input_tokens": 1000, "max_output_tokens": 1000, "concurrency": 1, "request_count": 3,
+                        "status": "succeeded", "error_class": "", "error_message": "", "worker": "celery@eu-1",
+                        "region": "eu-west", "queued_at": "2026-11-28T09:07:00.120000Z",
+                        "started_at": "2026-11-28T09:07:00.400000Z", "finished_at": "2026-11-28T09:07:09.900000Z",
+                        "summary": {"ttft_ms": {"p50": 0.0, "p95": 0.0, "p99": 0.0}, "requests": 3},
+                        "url": "http://127.0.0.1:8000/api/v1/probes/runs/1250/",
+                    }],
+                },
+            )
+        ],
         responses={
             200: inline_serializer(
                 name="ProbeRunPage",
@@ -444,15 +462,17 @@ class SummaryListApi(ListApi):
 
     class FilterSerializer(serializers.Serializer):
         target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False,
+            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False, help_text="Probe target slug.",
             error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
         )
         tool = SlugLookupField(
             slug_field="slug", queryset=Tool.objects.all(), required=False,
             error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
         )
-        workload = serializers.CharField(required=False, max_length=40)
-        concurrency = serializers.IntegerField(required=False, min_value=1, max_value=10_000)
+        workload = serializers.CharField(required=False, max_length=40, help_text="Workload, e.g. in-1k.")
+        concurrency = serializers.IntegerField(
+            required=False, min_value=1, max_value=10_000, help_text="Parallel streams, e.g. 1 or 10."
+        )
 
     @extend_schema(
         operation_id="probe_summaries_list",
@@ -462,6 +482,18 @@ class SummaryListApi(ListApi):
         "concurrency. Precomputed after each run; empty until a probe has run.",
         parameters=[FilterSerializer],
         responses={200: list_envelope("MeasurementSummaryList", MeasurementSummaryOutputSerializer)},
+        examples=[
+            OpenApiExample(
+                "Shape of a row (figures are placeholders)",
+                response_only=True,
+                value={"count": 1, "results": [{
+                    "target": "groq-gpt-oss-120b", "target_name": "Groq gpt-oss-120b", "workload": "in-1k",
+                    "concurrency": 1, "samples": 30, "samples_72h": 9, "success_rate": 1.0, "success_rate_72h": 1.0,
+                    "metrics": {"ttft_ms": {"p50": 0.0, "p95": 0.0, "p99": 0.0, "median_72h": 0.0}},
+                    "first_run_at": "2026-11-01T04:37:00Z", "last_run_at": "2026-11-28T09:07:00Z", "last_run": 1250,
+                }]},
+            )
+        ],
     )
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
@@ -495,11 +527,13 @@ class CompatMatrixApi(ListApi):
 
     class FilterSerializer(serializers.Serializer):
         target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False,
+            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False, help_text="Probe target slug.",
             error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
         )
-        check = serializers.CharField(required=False, max_length=40)
-        outcome = serializers.ChoiceField(choices=CompatOutcome.Outcome.choices, required=False)
+        check = serializers.CharField(required=False, max_length=40, help_text="Check name, e.g. logprobs.")
+        outcome = serializers.ChoiceField(
+            choices=CompatOutcome.Outcome.choices, required=False, help_text="Latest outcome of the check."
+        )
 
     @extend_schema(
         operation_id="probe_compat_list",

@@ -11,7 +11,13 @@
 from .compat import COMPAT_CHECKS, run_compat_suite
 from .config import EndpointConfig
 from .errors import ERROR_CLASSES, ProbeError
-from .results import COMPAT_OUTCOMES, CompatCheckResult, CompatResult, RequestResult, SpeedResult
+from .results import (
+    COMPAT_OUTCOMES,
+    CompatCheckResult,
+    CompatResult,
+    RequestResult,
+    SpeedResult,
+)
 from .speed import run_speed_suite
 from .workloads import WORKLOADS
 

@@ -5,15 +5,14 @@ Timing (all ``time.perf_counter_ns``, a monotonic clock):
 - ``start_ns``: the request coroutine began (before waiting for a pooled connection).
 - ``connect_*``: httpcore trace events ``connection.connect_tcp`` / ``connection.start_tls``; absent when a
   kept-alive connection was reused.
-- ``written_ns``: trace event ``http11.send_request_body.complete`` (or the HTTP/2 equivalent): the request is
-  in the kernel's send buffer. With the stamping backend of ``transport.py`` no event-loop yield separates the
-  socket write from this event (httpx's default anyio backend yields after every write). Every latency
-  metric is measured from here, so the client's own queueing (event loop, pool) and connection setup stay
-  out of TTFT; they are recorded as ``queue_ms`` and ``connect_ms``.
+- ``written_ns``: the start of the ``send`` syscall that handed the request's last bytes to the kernel
+  (``transport.py``); before a response exists, httpcore's ``http11.send_request_body.complete`` trace event.
+  Every latency metric is measured from here, so the client's own queueing (event loop, pool) and connection
+  set-up stay out of TTFT; they are recorded as ``queue_ms`` and ``connect_ms``.
 - ``headers_ns``: the arrival of the bytes that completed the response headers.
-- each network read is stamped with the kernel's receive time (plain TCP) or by the event loop's
-  ``data_received`` callback (TLS), see ``transport.py``; the read loop only pairs each body chunk with that
-  stamp, counts bytes against the cap and looks for the ``[DONE]``/``finish_reason`` markers.
+- each network read is stamped with the kernel's receive time (``SO_TIMESTAMPNS``, also under TLS), see
+  ``transport.py``; the read loop only pairs each body chunk with that stamp, counts bytes against the cap
+  and looks for the ``[DONE]``/``finish_reason`` markers.
 
 The read loop stops at the total deadline, at the byte cap, and shortly after ``[DONE]`` (1 s for the server
 to close) or after a ``finish_reason`` (a grace for the usage chunk) so that a server that never closes the
@@ -35,8 +34,14 @@ from urllib.parse import urlsplit
 import httpx
 
 from .config import EndpointConfig
-from .errors import ProbeError, classify_status, parse_error_envelope, parse_retry_after, redact
-from .transport import KernelStampedStream, StampingStream, StampingTransport
+from .errors import (
+    ProbeError,
+    classify_status,
+    parse_error_envelope,
+    parse_retry_after,
+    redact,
+)
+from .transport import KernelStampedStream, StampingTransport
 
 for _name in ("httpx", "httpcore"):
     # Their INFO/DEBUG lines carry URLs and header dumps.
@@ -217,8 +222,11 @@ class ProbeHTTP:
                 exchange.headers = {k.lower(): v for k, v in response.headers.items()}
                 self._apply_marks(exchange, marks)
                 network = response.extensions.get("network_stream")
-                if not isinstance(network, (StampingStream, KernelStampedStream)):
+                if not isinstance(network, KernelStampedStream):
                     network = None
+                if network is not None and network.last_write_ns is not None:
+                    # The start of the send that completed the request (see transport.py).
+                    exchange.written_ns = network.last_write_ns
                 if network is not None and network.last_read_ns is not None:
                     # The arrival that completed the headers, not the moment this coroutine resumed.
                     exchange.headers_ns = network.last_read_ns

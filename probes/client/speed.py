@@ -8,7 +8,7 @@ import datetime as dt
 import gc
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from .config import EndpointConfig
 from .errors import redact
@@ -206,9 +206,10 @@ async def _run_requests(
                 finish(*pending.pop(0))
 
         async def one_request(index: int) -> tuple[Exchange, tuple[bool, str]]:
-            messages = build_messages(input_tokens, f"{run_nonce}-{index}")
             attempts = 0
             while True:
+                # A retry gets a fresh prompt too: the abandoned attempt's prompt may sit in a prefix cache.
+                messages = build_messages(input_tokens, f"{run_nonce}-{index}-{attempts}")
                 used = params.snapshot()
                 body = speed_body(
                     config, messages=messages, max_tokens=max_tokens, include_usage=used[0], token_param=used[1]
@@ -224,6 +225,9 @@ async def _run_requests(
                     async with params.lock:
                         if params.token_param == "max_completion_tokens":
                             params.token_param = "max_tokens"
+                    if attempts < 3:
+                        attempts += 1
+                        continue
                 return exchange, used
 
         async def worker(slot: int) -> None:
@@ -259,9 +263,27 @@ async def _run_requests(
                 if in_flight == 0:
                     drain_pending()
 
+        if concurrency > 1:
+            await _settle_parameters(one_request)
         await asyncio.gather(*(worker(slot) for slot in range(concurrency)))
         drain_pending()
         result.rate_limit_retries = http.rate_limit_retries
+
+
+async def _settle_parameters(send: Callable[[int], Awaitable[object]]) -> None:
+    """Send one unrecorded request before a parallel run, as vLLM's benchmark sends its initial test prompt.
+
+    It settles which parameters the server honours (token limit, usage chunk) while nothing else is in
+    flight, so a server that ignores one costs this request rather than one request per parallel stream,
+    and no recorded request runs without the contention the run is meant to measure. Its failures are
+    not recorded: the measured requests meet and classify the same faults themselves.
+    """
+    try:
+        await send(-1)
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - see the docstring
+        logger.debug("parameter-settling request failed", exc_info=True)
 
 
 def _finish_result(

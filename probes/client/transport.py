@@ -7,21 +7,19 @@ machine, which made TTFT read *shorter* than the server's real timeline). Likewi
 loop gets a chunk includes the wait for the event loop to resume that coroutine, which grows with the number
 of streams (the "naive httpx" column of benchmarks/results/probe_accuracy.md).
 
-Plain TCP (``http://``, self-hosted engines and the simulator): :class:`KernelStampedStream` reads with
-``recvmsg`` on a socket with ``SO_TIMESTAMPNS``, so each read carries the kernel's receive time of its newest
-packet — independent of when the event loop gets round to it — moved onto the ``perf_counter`` clock.
-TLS (``https://``, hosted providers): TLS records do not line up with packets, so the socket is handed to an
-``asyncio.Protocol`` (:class:`StampingStream`) whose ``data_received`` — called as soon as the event loop
-sees the socket readable, before any coroutine resumes — stamps each arrival with ``time.perf_counter_ns()``.
-Either way ``read`` hands the bytes to httpcore and keeps the stamp in ``last_read_ns``, and ``write`` keeps
+Here every socket has ``SO_TIMESTAMPNS`` and is read with ``recvmsg``, so each read carries the kernel's
+receive time of its newest packet — independent of when the event loop gets round to reading it — moved onto
+the ``perf_counter`` clock (:class:`KernelStampedStream`). TLS is done in memory (``ssl.MemoryBIO``) on top of
+the same socket (:class:`KernelStampedTLSStream`): decrypted bytes carry the stamp of the raw read that
+completed their TLS record. ``read`` keeps the stamp in ``last_read_ns`` and ``write`` keeps
 ``last_write_ns``; the probe's read loop pairs each body chunk with ``network_stream.last_read_ns`` (the
 response's ``network_stream`` extension), so parsing and scheduling delays never enter the measurement.
+Writes never yield to the event loop unless the socket buffer is full.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextvars
 import socket
 import ssl
@@ -35,141 +33,6 @@ from httpcore._utils import is_socket_readable
 from httpx._transports.default import AsyncResponseStream, map_httpcore_exceptions
 
 READ_CHUNK = 65536
-
-
-class StampingProtocol(asyncio.Protocol):
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.arrivals: collections.deque[tuple[int, bytes]] = collections.deque()
-        self.eof = False
-        self.error: BaseException | None = None
-        self._read_waiter: asyncio.Future | None = None
-        self._drain_waiter: asyncio.Future | None = None
-        self.paused = False
-
-    def connection_made(self, transport) -> None:
-        self.transport = transport
-
-    def data_received(self, data: bytes) -> None:
-        self.arrivals.append((time.perf_counter_ns(), data))
-        self._wake_reader()
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake_reader()
-        return False
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self.eof = True
-        self.error = exc
-        self._wake_reader()
-        if self._drain_waiter is not None and not self._drain_waiter.done():
-            self._drain_waiter.set_result(None)
-
-    def pause_writing(self) -> None:
-        self.paused = True
-
-    def resume_writing(self) -> None:
-        self.paused = False
-        if self._drain_waiter is not None and not self._drain_waiter.done():
-            self._drain_waiter.set_result(None)
-
-    def _wake_reader(self) -> None:
-        if self._read_waiter is not None and not self._read_waiter.done():
-            self._read_waiter.set_result(None)
-
-    async def wait_readable(self) -> None:
-        self._read_waiter = asyncio.get_running_loop().create_future()
-        try:
-            await self._read_waiter
-        finally:
-            self._read_waiter = None
-
-    async def wait_drained(self) -> None:
-        self._drain_waiter = asyncio.get_running_loop().create_future()
-        try:
-            await self._drain_waiter
-        finally:
-            self._drain_waiter = None
-
-
-class StampingStream(httpcore.AsyncNetworkStream):
-    def __init__(self, transport: asyncio.Transport, protocol: StampingProtocol) -> None:
-        self._transport = transport
-        self._protocol = protocol
-        self.last_read_ns: int | None = None
-        self.last_write_ns: int | None = None
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        protocol = self._protocol
-        if not protocol.arrivals and not protocol.eof:
-            try:
-                async with asyncio.timeout(timeout):
-                    while not protocol.arrivals and not protocol.eof:
-                        await protocol.wait_readable()
-            except TimeoutError:
-                raise httpcore.ReadTimeout("timed out waiting for data") from None
-        if protocol.arrivals:
-            stamp, data = protocol.arrivals.popleft()
-            if len(data) > max_bytes:
-                protocol.arrivals.appendleft((stamp, data[max_bytes:]))
-                data = data[:max_bytes]
-            self.last_read_ns = stamp
-            return data
-        if protocol.error is not None and not isinstance(protocol.error, (ssl.SSLError,)):
-            raise httpcore.ReadError(str(protocol.error) or type(protocol.error).__name__)
-        return b""
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        if self._transport.is_closing():
-            raise httpcore.WriteError("connection closed")
-        self._transport.write(buffer)
-        self.last_write_ns = time.perf_counter_ns()
-        if self._protocol.paused:
-            try:
-                async with asyncio.timeout(timeout):
-                    while self._protocol.paused and not self._transport.is_closing():
-                        await self._protocol.wait_drained()
-            except TimeoutError:
-                raise httpcore.WriteTimeout("timed out writing the request") from None
-            self.last_write_ns = time.perf_counter_ns()
-
-    async def aclose(self) -> None:
-        self._transport.close()
-
-    async def start_tls(
-        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(timeout):
-                transport = await loop.start_tls(
-                    self._transport, self._protocol, ssl_context, server_hostname=server_hostname
-                )
-        except TimeoutError:
-            self._transport.abort()
-            raise httpcore.ConnectTimeout("timed out during the TLS handshake") from None
-        except (OSError, ssl.SSLError) as error:
-            self._transport.abort()
-            raise httpcore.ConnectError(str(error)) from None
-        self._protocol.transport = transport
-        return StampingStream(transport, self._protocol)
-
-    def get_extra_info(self, info: str) -> typing.Any:
-        if info == "ssl_object":
-            return self._transport.get_extra_info("ssl_object")
-        if info == "client_addr":
-            return self._transport.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._transport.get_extra_info("peername")
-        if info == "socket":
-            return self._transport.get_extra_info("socket")
-        if info == "is_readable":
-            # An idle pooled connection that became readable was closed by the server (or sent junk).
-            return bool(self._protocol.arrivals) or self._protocol.eof
-        return None
 
 
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux value; the module constant is not always exported
@@ -238,6 +101,9 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         view = memoryview(buffer)
         while view:
+            # Stamped just before the syscall that hands over the last bytes: a stamp taken after it could
+            # come later than the answer, if this process is preempted in between.
+            stamp = time.perf_counter_ns()
             try:
                 sent = self._sock.send(view)
             except (BlockingIOError, InterruptedError):
@@ -246,7 +112,7 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             except OSError as error:
                 raise httpcore.WriteError(str(error) or type(error).__name__) from None
             view = view[sent:]
-        self.last_write_ns = time.perf_counter_ns()
+            self.last_write_ns = stamp
 
     async def aclose(self) -> None:
         self._sock.close()
@@ -254,9 +120,17 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
     ) -> httpcore.AsyncNetworkStream:
-        # TLS records do not line up with packets; hand the socket to an asyncio transport instead.
-        transport, protocol = await self._loop.create_connection(StampingProtocol, sock=self._sock)
-        return await StampingStream(transport, protocol).start_tls(ssl_context, server_hostname, timeout)
+        stream = KernelStampedTLSStream(self._sock, ssl_context, server_hostname)
+        try:
+            async with asyncio.timeout(timeout):
+                await stream.handshake()
+        except TimeoutError:
+            self._sock.close()
+            raise httpcore.ConnectTimeout("timed out during the TLS handshake") from None
+        except (OSError, ssl.SSLError, httpcore.ReadError) as error:
+            self._sock.close()
+            raise httpcore.ConnectError(str(error) or type(error).__name__) from None
+        return stream
 
     def get_extra_info(self, info: str) -> typing.Any:
         if info == "socket":
@@ -268,6 +142,84 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         if info == "is_readable":
             return is_socket_readable(self._sock)
         return None
+
+
+class KernelStampedTLSStream(KernelStampedStream):
+    """TLS over the kernel-stamped socket, decrypted in memory (``ssl.MemoryBIO``): decrypted bytes carry the
+    kernel time of the raw read that completed their TLS record."""
+
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext, server_hostname: str | None) -> None:
+        super().__init__(sock)
+        self._incoming = ssl.MemoryBIO()
+        self._outgoing = ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=server_hostname)
+        self._raw_stamp: int | None = None
+
+    async def _flush(self, timeout: float | None = None) -> None:
+        pending = self._outgoing.read()
+        if pending:
+            await KernelStampedStream.write(self, pending, timeout)
+
+    async def _fill(self, timeout: float | None = None) -> None:
+        """Move one raw read from the socket into the TLS engine, keeping its kernel stamp."""
+        raw = await KernelStampedStream.read(self, READ_CHUNK, timeout)
+        if raw:
+            self._incoming.write(raw)
+            self._raw_stamp = self.last_read_ns
+        else:
+            self._incoming.write_eof()
+
+    async def handshake(self) -> None:
+        while True:
+            try:
+                self._tls.do_handshake()
+                await self._flush()
+                return
+            except ssl.SSLWantReadError:
+                await self._flush()
+                await self._fill()
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        while True:
+            try:
+                data = self._tls.read(max_bytes)
+            except ssl.SSLWantReadError:
+                await self._flush(timeout)
+                await self._fill(timeout)
+                continue
+            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                return b""
+            except ssl.SSLError as error:
+                raise httpcore.ReadError(str(error)) from None
+            self.last_read_ns = self._raw_stamp if self._raw_stamp is not None else time.perf_counter_ns()
+            return data
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not buffer:
+            return
+        try:
+            self._tls.write(buffer)
+        except ssl.SSLError as error:
+            raise httpcore.WriteError(str(error)) from None
+        await self._flush(timeout)
+
+    async def aclose(self) -> None:
+        try:
+            self._tls.unwrap()
+            self._sock.send(self._outgoing.read())
+        except (ssl.SSLError, OSError):
+            pass
+        self._sock.close()
+
+    async def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("TLS inside TLS is not used by the probe client")
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        if info == "ssl_object":
+            return self._tls
+        if info == "is_readable":
+            return self._incoming.pending > 0 or is_socket_readable(self._sock)
+        return super().get_extra_info(info)
 
 
 class StampingBackend(httpcore.AsyncNetworkBackend):

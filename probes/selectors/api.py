@@ -56,10 +56,19 @@ def probe_run_get(*, run_id: int) -> ProbeRun:
     )
 
 
+# What the API shows of a summary; leaving out the timestamps of both rows halves the decoding work.
+SUMMARY_FIELDS = (
+    "target", "target__slug", "target__name", "workload", "concurrency", "samples", "samples_72h", "success_rate",
+    "success_rate_72h", "metrics", "first_run_at", "last_run_at", "last_run",
+)
+
+
 def measurement_summary_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[MeasurementSummary]:
     filters = filters or {}
-    queryset = MeasurementSummary.objects.select_related("target").order_by(
-        "target__name", "target__slug", "workload", "concurrency", "id"
+    queryset = (
+        MeasurementSummary.objects.select_related("target")
+        .only(*SUMMARY_FIELDS)
+        .order_by("target__name", "target__slug", "workload", "concurrency", "id")
     )
     if filters.get("target"):
         queryset = queryset.filter(target__slug=filters["target"])

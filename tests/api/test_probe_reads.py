@@ -128,7 +128,9 @@ def test_summaries_and_compat_matrix(api_client, target):
     assert summaries[0]["metrics"]["e2e_ms"]["median_72h"] == 1402.0
     assert api_client.get("/api/v1/probes/summaries/?concurrency=10").json()["count"] == 1
     cells = api_client.get("/api/v1/probes/compat/").json()["results"]
-    assert [(cell["check"], cell["outcome"]) for cell in cells] == [("json_schema", "supported"), ("logprobs", "ignored")]
+    assert [(cell["check"], cell["outcome"]) for cell in cells] == [
+        ("json_schema", "supported"), ("logprobs", "ignored")
+    ]
     assert api_client.get("/api/v1/probes/compat/?outcome=ignored").json()["count"] == 1
 
 

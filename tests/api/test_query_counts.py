@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from catalog.models import PriceItem
 from probes.models import ProbeRun, ProbeTarget
 from tests.api.factories import build_catalog, build_runs
 from tests.factories import CompatOutcomeFactory, RequestMeasurementFactory
@@ -18,6 +19,7 @@ CATALOG_PATHS = [
     "/api/v1/prices/",
     "/api/v1/prices/?tool=engine-001",
     "/api/v1/sources/",
+    "/api/v1/sources/catalog-source/",
     "/api/v1/hardware/",
     "/api/v1/hardware/specs/",
     "/api/v1/quant-formats/",
@@ -45,6 +47,14 @@ def test_catalog_endpoint_queries_do_not_grow_with_the_catalog(api_client, path)
     few = _count(api_client, path)
     build_catalog(45, start=5)
     assert _count(api_client, path) == few
+
+
+def test_price_detail_queries_do_not_grow_with_the_catalog(api_client):
+    build_catalog(5)
+    price_id = PriceItem.objects.get(tool__slug="engine-001").pk
+    few = _count(api_client, f"/api/v1/prices/{price_id}/")
+    build_catalog(45, start=5)
+    assert _count(api_client, f"/api/v1/prices/{price_id}/") == few
 
 
 @pytest.mark.parametrize(

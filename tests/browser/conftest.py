@@ -12,12 +12,6 @@ from pathlib import Path
 
 import pytest
 
-# Playwright's sync API keeps an asyncio event loop running on the test thread, which makes Django's
-# async-safety guard refuse the (synchronous) ORM calls of fixtures and live_server set-up. Nothing
-# here runs ORM code concurrently, so the guard is lifted for browser tests only (Django docs, "Async
-# safety").
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 CHROMIUM = os.environ.get("ATLAS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -34,18 +28,33 @@ PHONE_VIEWPORT = {"width": 390, "height": 844}
 Screenshot = Callable[..., Path]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator:
+    """One Chromium per test module.
+
+    Playwright's sync API keeps an asyncio event loop running on the test thread while it is open:
+    Django's async-safety guard would refuse the synchronous ORM calls of fixtures and live_server
+    (nothing here runs ORM code concurrently, so the guard is lifted meanwhile), and code under test
+    that calls asyncio.run() would fail. Module scope closes the loop before other modules run.
+    """
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}; install Debian's chromium package (make browser).")
     from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    previous_guard = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                yield chromium
+            finally:
+                chromium.close()
+    finally:
+        if previous_guard is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous_guard
 
 
 def _new_page(browser, viewport: dict[str, int]):

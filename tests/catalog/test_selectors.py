@@ -12,7 +12,6 @@ from tests.factories import (
     HardwareTargetFactory,
     LicenceFactory,
     PriceItemFactory,
-    SourceFactory,
     ToolFactory,
 )
 
@@ -200,45 +199,6 @@ def test_list_and_detail_and_compare_query_counts_are_constant(count, django_ass
         slugs_ = compare_parse_slugs("grown-0,grown-1,grown-2,grown-3")
         comparison = tool_compare(slugs=slugs_)
     assert len(comparison.tools) == 4
-
-
-@pytest.mark.django_db(transaction=True)
-def test_fingerprint_is_reused_briefly_and_forgotten_on_writes(django_assert_num_queries):
-    from django.db import transaction
-
-    from catalog import selectors
-
-    selectors._forget_fingerprint()
-    with django_assert_num_queries(1):
-        first = selectors.catalog_fingerprint_recent()
-    with django_assert_num_queries(0):
-        assert selectors.catalog_fingerprint_recent() == first
-    tool = ToolFactory(slug="fresh")
-    with django_assert_num_queries(1):
-        after_insert = selectors.catalog_fingerprint_recent()
-    assert after_insert != first
-    tool.delete()
-    assert selectors.catalog_fingerprint_recent() != after_insert
-    with transaction.atomic(), django_assert_num_queries(2):
-        selectors.catalog_fingerprint_recent()
-        selectors.catalog_fingerprint_recent()
-
-
-def test_fingerprint_changes_with_every_kind_of_write():
-    from catalog.selectors import catalog_fingerprint
-
-    tool = ToolFactory(slug="watched")
-    before = catalog_fingerprint()
-    price = PriceItemFactory(tool=tool)
-    after_insert = catalog_fingerprint()
-    price.notes = "edited"
-    price.save()
-    after_update = catalog_fingerprint()
-    price.delete()
-    after_delete = catalog_fingerprint()
-    tool.sources.add(SourceFactory())
-    after_link = catalog_fingerprint()
-    assert len({before, after_insert, after_update, after_delete, after_link}) == 5
 
 
 def test_price_sort_follows_the_displayed_headline_price(small_catalog):

@@ -150,7 +150,7 @@ def test_pages_render_when_the_cache_server_is_down(client, catalog, settings):
 
 
 def test_page_cache_can_be_turned_off(client, catalog, settings):
-    settings.CATALOG_PAGE_CACHE_SECONDS = 0
+    settings.READ_CACHE_SECONDS = 0
     client.get(reverse("catalog:guide"))
     assert "X-Page-Cache" not in client.get(reverse("catalog:guide"))
 

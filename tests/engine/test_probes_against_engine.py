@@ -6,6 +6,7 @@ every speed figure is compared with the engine's own token counts (usage) and ti
 """
 import asyncio
 import json
+import time
 
 import httpx
 import jsonschema
@@ -124,21 +125,24 @@ def test_speed_suite_agrees_with_the_engines_own_counts_and_timings(
             concurrency=concurrency,
         )
     )
-    engine_reports = parse_perf_reports(direct.log()[log_offset:])
+    settling_requests = 1 if concurrency > 1 else 0  # unrecorded, before a parallel run
+    # The engine logs its perf report after the stream ends; a report may land a moment after the client is done.
+    deadline = time.monotonic() + 10
+    while True:
+        engine_reports = parse_perf_reports(direct.log()[log_offset:])
+        finished = [r for r in engine_reports if r.generated_tokens == SPEED_MAX_TOKENS]
+        if len(finished) >= SPEED_REQUESTS + settling_requests or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
 
     assert engine_limits_with["max_tokens"], "the engine must honour max_tokens for the speed suite to be fair"
     honours_completion_param = engine_limits_with["max_completion_tokens"]
     assert result.token_param == ("max_completion_tokens" if honours_completion_param else "max_tokens")
-    failed = [r for r in result.requests if not r.ok]
-    succeeded = [r for r in result.requests if r.ok]
-    if honours_completion_param:
-        assert not failed
-    else:
-        # Requests sent before the client learnt that max_completion_tokens is ignored are cut short and
-        # classified; at most one per connection in flight.
-        assert len(failed) <= concurrency
-        assert all(r.error_class == "max_tokens_ignored" for r in failed)
-    assert len(result.requests) == SPEED_REQUESTS and len(succeeded) >= SPEED_REQUESTS - concurrency
+    # A server that ignores max_completion_tokens costs one retried request while the first request
+    # settles the parameter alone; no measured request is lost to it.
+    assert [r.error_class for r in result.requests if not r.ok] == []
+    assert len(result.requests) == SPEED_REQUESTS
+    succeeded = result.requests
 
     # What the engine answers to the same request shape, directly: exactly max_tokens tokens.
     same_shape = direct.post(
@@ -155,7 +159,8 @@ def test_speed_suite_agrees_with_the_engines_own_counts_and_timings(
 
     # The engine's own perf report for every request it finished (the cut ones may report too).
     finished_reports = [r for r in engine_reports if r.generated_tokens == SPEED_MAX_TOKENS]
-    assert len(finished_reports) == len(succeeded)
+    assert len(finished_reports) == len(succeeded) + settling_requests
+    finished_reports = finished_reports[settling_requests:]
 
     for request in succeeded:
         assert request.http_status == 200
@@ -417,14 +422,6 @@ def test_compat_outcome_agrees_with_a_direct_request(compat_outcomes, direct, en
     token_param = "max_completion_tokens" if engine_limits_with["max_completion_tokens"] else "max_tokens"
     verdict = direct_verdict(check, direct, token_param)
     reported = compat_outcomes[check]
-    if (check, verdict.outcome, reported.outcome) == ("logit_bias", "supported", "accepted") and (
-        not verdict.answer.strip()
-    ):
-        # Known disagreement in probes/client/compat.py (check_logit_bias): an answer made only of the biased
-        # token is discarded as "no answer text" when that token is whitespace (here id 15 is the byte
-        # <0x0A>, as in SentencePiece vocabularies such as Llama 2's, where it is <0x0C>), although it
-        # repeats one token and so shows the effect. Remove once the check only treats an empty answer so.
-        pytest.xfail(f"compat logit_bias treats a whitespace-only biased answer as no answer: {verdict.evidence}")
     assert reported.outcome == verdict.outcome, (
         f"{check}: the suite says {reported.outcome!r} ({reported.detail}); "
         f"the engine's direct answer shows {verdict.outcome!r} ({verdict.evidence})"

@@ -60,7 +60,8 @@ def sim(simulator_factory):
 def test_fault_is_classified_in_bounded_time(sim, fault, error_class, bound_s):
     sim.reset()
     result, elapsed = speed_under(sim, fault, requests=2, concurrency=2, sim={"drip_interval_ms": 100})
-    assert elapsed < bound_s + 1.0, elapsed
+    # Two parallel requests follow one unrecorded parameter-settling request: two rounds at most.
+    assert elapsed < 2 * bound_s + 1.0, elapsed
     assert result.requests, result.error_class
     for request in result.requests:
         assert request.error_class == error_class, (request.error_class, request.error_message)

@@ -160,7 +160,24 @@ def test_tokens_per_chunk_rules():
     assert tokens_per_chunk(continuous, 4) == [1, 2, 1]
 
 
-def test_buffered_flag():
-    assert is_buffered([0.01, 0.02, 0.0, 0.01], ttft_ms=500, e2e_ms=500.05)
-    assert not is_buffered([20.0, 21.0, 19.0], ttft_ms=100, e2e_ms=160)
-    assert not is_buffered([0.1], ttft_ms=100, e2e_ms=100.1), "too few chunks to say"
+def test_buffered_flag_is_about_shared_reads_not_short_gaps():
+    def events(reads):
+        return [TokenEvent(0, read, 4, "content", True) for read in reads]
+
+    assert is_buffered(events([3, 3, 3, 3, 3, 4]))
+    assert not is_buffered(events([1, 2, 3, 4, 5])), "a fast stream with one read per token is not buffered"
+    assert not is_buffered(events([1, 1])), "too few chunks to say"
+    # Tokens 0.1 ms apart, each in its own read (a fast engine), are a real stream.
+    fast = exchange_of([(10 + i * 0.1, chunk({"content": "ab"})) for i in range(20)] + [(13, chunk(finish="stop"))])
+    result, _ = measure(fast, index=0, read_timeout_s=5)
+    assert result.ok and not result.buffered
+    clumped = exchange_of([(10, b"".join(chunk({"content": "ab"}) for _ in range(20))), (11, chunk(finish="stop"))])
+    result, _ = measure(clumped, index=0, read_timeout_s=5)
+    assert result.buffered
+
+
+def test_error_event_with_plain_text_data_is_a_stream_error():
+    ex = exchange_of([(10, chunk({"content": "a"})), (20, b"event: error\ndata: upstream overloaded\n\n")])
+    result, _ = measure(ex, index=0, read_timeout_s=5)
+    assert result.error_class == "stream_error_event"
+    assert "upstream overloaded" in result.error_message

@@ -157,3 +157,16 @@ def test_unknown_model_is_a_404_not_a_rejected_parameter(simulator_factory):
     assert check.outcome == "error" and check.http_status == 404
     speed_result = speed(sim, model="gpt-4o")
     assert speed_result.requests[0].error_class == "http_4xx"
+
+
+@pytest.mark.parametrize("profile", ["openai", "groq", "cerebras", "together", "fireworks"])
+def test_models_endpoint_lists_the_profile_ids(simulator_factory, profile):
+    import httpx
+
+    sim = simulator_factory(profile)
+    data = httpx.get(sim.base_url + "/models", trust_env=False).json()
+    # T7, T11: Together's /models returned a bare list rather than {"data": [...]}.
+    entries = data if profile == "together" else data["data"]
+    assert isinstance(entries, list)
+    if profile != "openai":
+        assert sim.model in {entry["id"] for entry in entries}

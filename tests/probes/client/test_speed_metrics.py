@@ -100,9 +100,9 @@ def test_ten_parallel_streams_match_the_schedule(scheduled):
     for result in speed.requests:
         assert_matches(result, actual)
     sent = scheduled.chat_requests
-    assert len(sent) == 10
+    assert len(sent) == 11, "ten measured requests after one unrecorded parameter-settling request"
     prompts = {r["body"]["messages"][0]["content"] for r in sent}
-    assert len(prompts) == 10, "every request must carry a unique prompt (defeats prefix caches)"
+    assert len(prompts) == 11, "every request must carry a unique prompt (defeats prefix caches)"
 
 
 def test_what_the_client_sends(scheduled):
@@ -166,7 +166,42 @@ def test_ignored_length_parameter_is_caught_and_switched(simulator_factory):
     # Together's simulator drops max_completion_tokens (not in its spec, compat-gaps.md T4).
     sim = simulator_factory("together", schedule={"ttft_ms": 5, "itl_ms": 0.2})
     speed = run(run_speed_suite(config_for(sim), input_tokens=100, max_tokens=16, requests=3, concurrency=1))
-    first, *rest = speed.requests
-    assert first.error_class == "max_tokens_ignored"
-    assert all(r.ok and r.output_tokens == 16 for r in rest)
+    assert all(r.ok and r.output_tokens == 16 for r in speed.requests), "the capped attempt is retried, not lost"
     assert speed.token_param == "max_tokens"
+    sent = [request["body"] for request in sim.chat_requests]
+    assert "max_completion_tokens" in sent[0] and all("max_tokens" in body for body in sent[1:])
+    assert len(sent) == 4
+    assert len({body["messages"][0]["content"] for body in sent}) == 4, "the retry gets a fresh prompt"
+
+
+def test_parallel_run_settles_the_length_parameter_before_the_streams_start(simulator_factory):
+    sim = simulator_factory("together", schedule={"ttft_ms": 5, "itl_ms": 0.2})
+    speed = run(run_speed_suite(config_for(sim), input_tokens=100, max_tokens=16, requests=4, concurrency=4))
+    assert [r.error_class for r in speed.requests] == ["", "", "", ""]
+    sent = [request["body"] for request in sim.chat_requests]
+    # One settling attempt is cut and retried with max_tokens; the four measured streams use max_tokens only.
+    assert len(sent) == 6
+    assert "max_completion_tokens" in sent[0]
+    assert all("max_tokens" in body and "max_completion_tokens" not in body for body in sent[1:])
+
+
+def test_callback_and_cli_shape(simulator_factory):
+    sim = simulator_factory("openai", schedule={"ttft_ms": 5, "itl_ms": 1, "tokens": 6})
+    seen = []
+    speed = run(
+        run_speed_suite(
+            config_for(sim), input_tokens=100, max_tokens=16, requests=4, concurrency=2, on_request_done=seen.append
+        )
+    )
+    assert sorted(r.index for r in seen) == [0, 1, 2, 3]
+    document = speed.to_json()
+    request = document["requests"][0]
+    assert set(request) == {
+        "ttft_ms", "ttfat_ms", "headers_ms", "e2e_ms", "output_tokens", "output_tokens_source",
+        "output_speed_tps", "tpot_ms", "itl_ms", "chunks", "buffered", "error",
+    }  # fmt: skip
+    assert set(request["itl_ms"]) == {"p50", "p95", "p99"}
+    assert {"ttft_ms", "output_speed_tps", "e2e_ms"} <= set(document["summary"])
+    assert set(document["summary"]["ttft_ms"]) == {"p50", "p95", "p99"}
+    fields = speed.requests[0].as_fields()
+    assert "raw_stamps" not in fields and fields["index"] == 0
