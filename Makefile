@@ -43,8 +43,12 @@ test: install-dev
 engine: catalog $(VENV)/.installed-dev
 	$(PY) manage.py engine_demo
 
+BENCHMARKS := pages api probe_accuracy engine_probe probe_pages probe_summaries recommendations
+
+# Each script prints its figures and writes benchmarks/results/<name>.md; collect.py rebuilds RESULTS.md.
 bench: install-dev
-	$(PY) benchmarks/pages.py
+	for script in $(BENCHMARKS); do $(PY) benchmarks/$$script.py || exit 1; done
+	$(PY) benchmarks/collect.py
 
 check-deploy: install
 	DJANGO_SETTINGS_MODULE=config.settings.production DJANGO_SECRET_KEY=$$(openssl rand -hex 40) \

@@ -20,7 +20,7 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     (ROOT / "var").mkdir(exist_ok=True)
     commands = {
-        "worker": [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "2"],
+        "worker": [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "--concurrency", "1"],
         "beat": [str(BIN / "celery"), "-A", "config", "beat", "--loglevel", "INFO"],
         "web": [
             str(BIN / "gunicorn"), "config.wsgi:application",

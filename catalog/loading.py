@@ -10,12 +10,10 @@ The fixture format is described in ``docs/catalog-data.md``.
 from __future__ import annotations
 
 import datetime
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
@@ -44,7 +42,6 @@ CATALOG_SUBDIR = "catalog"
 # libyaml's safe loader parses the fixtures about seven times faster than the pure-Python one.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Fixture sections owned by other apps, loaded after the catalog in the same transaction.
-OTHER_APP_LOADERS = ("recommend.loading", "probes.loading")
 
 
 def default_fixtures_dir() -> Path:
@@ -527,27 +524,19 @@ def load(*, fixtures_dir: Path | None = None) -> dict[str, Counts]:
         return _Loader().load(rows)
 
 
-def _optional_module(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        # Only a missing loader module is skipped; a broken import inside it must surface.
-        if exc.name in (name, name.split(".")[0]):
-            return None
-        raise
-
-
 def load_all(*, fixtures_dir: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The catalog, then the other apps' fixture sections, in one transaction.
+    """The catalog, then the use cases and the probe targets that point at its tools, in one transaction.
 
-    Returns ``{app: counts}``; an app whose loader module does not exist yet maps to ``None``.
+    Returns ``{app: counts}``.
     """
+    # Imported here: both loaders import this module for FixtureError.
+    from probes import loading as probes_loading
+    from recommend import loading as recommend_loading
+
     fixtures_dir = Path(fixtures_dir) if fixtures_dir is not None else default_fixtures_dir()
-    results: dict[str, Any] = {}
     with transaction.atomic():
-        results["catalog"] = {name: counts.as_dict() for name, counts in load(fixtures_dir=fixtures_dir).items()}
-        for module_name in OTHER_APP_LOADERS:
-            app = module_name.split(".")[0]
-            module = _optional_module(module_name)
-            results[app] = None if module is None else module.load(fixtures_dir=fixtures_dir)
-    return results
+        return {
+            "catalog": {name: counts.as_dict() for name, counts in load(fixtures_dir=fixtures_dir).items()},
+            "recommend": recommend_loading.load(fixtures_dir=fixtures_dir),
+            "probes": probes_loading.load(fixtures_dir=fixtures_dir),
+        }

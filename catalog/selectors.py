@@ -6,6 +6,7 @@ API response costs the same number of queries whether the catalog holds five too
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -154,6 +155,10 @@ class CompareError(ValueError):
         self.slugs = list(slugs)
 
 
+# Tool.slug is a SlugField of at most 80 characters; anything else cannot name a tool.
+TOOL_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{0,79}")
+
+
 def compare_split_slugs(raw: str | Sequence[str]) -> list[str]:
     """Slugs as given, lower-cased, from "a,b" strings or repeated values; not validated."""
     parts = [raw] if isinstance(raw, str) else list(raw)
@@ -171,6 +176,10 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
         raise CompareError(
             f"Choose {COMPARE_MIN_TOOLS} to {COMPARE_MAX_TOOLS} tools to compare.", code="empty"
         )
+    malformed = [slug for slug in slugs if not TOOL_SLUG.fullmatch(slug)]
+    if malformed:
+        shown = ", ".join(repr(slug[:40]) for slug in malformed[:COMPARE_MAX_TOOLS])
+        raise CompareError(f"These are not tool slugs: {shown}.", code="invalid", slugs=malformed)
     duplicates = sorted({slug for slug in slugs if slugs.count(slug) > 1})
     if duplicates:
         raise CompareError(

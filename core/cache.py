@@ -123,9 +123,8 @@ def cached_read(
     if timeout <= 0 or connection.vendor != "postgresql":
         return build(), int(time.time())
     scopes = tuple(sorted(set(scopes)))
-    raw = "\0".join(
-        [request.get_host(), request.path, request.META.get("QUERY_STRING", ""), *scopes, data_fingerprint(scopes)]
-    )
+    location = [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", "")]
+    raw = "\0".join([*location, *scopes, data_fingerprint(scopes)])
     key = ENTRY_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
     try:
         entry = cache.get(key)

@@ -3,7 +3,7 @@
 The ETag is a hash of the representation itself, so it changes exactly when the bytes change,
 whatever caused it (an edit, a deletion, a new probe run). Last-Modified is the moment this exact
 representation was first served (remembered in the shared cache under its ETag), or, for a cached
-read, when it was computed from the current data version. Either date only ever moves forward on a
+read, when it was computed from the current data fingerprint. Either date only ever moves forward on a
 cache eviction, which costs a client a full response, never a stale 304.
 """
 from __future__ import annotations

@@ -25,7 +25,7 @@ from core.models import AuditEntry
 from core.pagination import KeysetParamsSerializer, keyset_paginate
 from core.services import audit_record
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
-from probes.models import CompatOutcome, ProbeRun, ProbeTarget
+from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
 from probes.services import targets as target_services
 from probes.services.runs import probe_runs_enqueue
@@ -95,13 +95,14 @@ class TargetInputSerializer(serializers.Serializer):
     tool = SlugLookupField(slug_field="slug", queryset=Tool.objects.all())
     base_url = serializers.URLField(max_length=300, help_text="Up to and including /v1; no credentials in it.")
     model_id = serializers.CharField(max_length=200)
-    api_key_env = serializers.RegexField(
-        r"^[A-Z][A-Z0-9_]*$",
+    api_key_env = serializers.CharField(
         max_length=80,
         required=False,
         allow_blank=True,
-        help_text="The NAME of the environment variable holding the key (e.g. GROQ_API_KEY), never the key.",
-        error_messages={"invalid": "Must be an environment variable name (A-Z, 0-9, _), not a key."},
+        validators=[API_KEY_ENV_VALIDATOR],
+        help_text="The NAME of the environment variable holding the key (e.g. GROQ_API_KEY), never the key. "
+        "Upper case letters, digits and underscores, ending with _API_KEY or _TOKEN, and not starting with "
+        "DJANGO_, CELERY_, DATABASE, REDIS, AWS_ or POSTGRES.",
     )
     hardware = serializers.CharField(max_length=200, required=False, allow_blank=True)
     quantization = serializers.CharField(max_length=80, required=False, allow_blank=True)
@@ -116,7 +117,7 @@ class TargetUpdateInputSerializer(TargetInputSerializer):
 
 
 class ProbeTargetListApi(ListApi):
-    cache_scopes = ("catalog", "probes")
+    # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
     csv_filename = "probe-targets"
     csv_serializer_class = TargetOutputSerializer
 
@@ -175,7 +176,7 @@ def _get_target(slug: str) -> ProbeTarget:
 
 
 class ProbeTargetDetailApi(Api):
-    cache_scopes = ("catalog", "probes")
+    # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
     @extend_schema(
         operation_id="probe_targets_retrieve", tags=[TAG_PROBES], summary="One probe target",
         responses={200: TargetOutputSerializer},

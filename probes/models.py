@@ -1,15 +1,34 @@
 """Probe targets, every stored run with its per-request measurements, and the summaries pages read."""
 import os
 
-from django.core.validators import RegexValidator
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
+from django.utils.deconstruct import deconstructible
 
 from catalog.models import TimeStampedModel, Tool
+from probes.client.config import api_key_env_error
 
-API_KEY_ENV_VALIDATOR = RegexValidator(
-    r"^[A-Z][A-Z0-9_]*$", "Must be an environment variable name: upper case letters, digits and underscores."
-)
+
+@deconstructible
+class ApiKeyEnvValidator:
+    """The client's rule for the name of the variable holding a key (see probes.client.config)."""
+
+    code = "invalid"
+
+    def __call__(self, value: str) -> None:
+        problem = api_key_env_error(value)
+        if problem:
+            raise ValidationError(problem, code=self.code)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ApiKeyEnvValidator)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
+API_KEY_ENV_VALIDATOR = ApiKeyEnvValidator()
 
 
 class ProbeTargetQuerySet(models.QuerySet):

@@ -199,7 +199,7 @@ def calculate(spec: FitInput) -> FitResult:
         max_context_tokens=max_context,
         max_concurrency=max_concurrency,
         bytes_per_token_gb=single_bytes / GB,
-        decode_ceiling_tps=bandwidth / single_bytes,
+        decode_ceiling_tps=decode_ceiling(bandwidth_gb_s=bandwidth / GB, bytes_per_token=single_bytes),
         aggregate_ceiling_tps=bandwidth / batch_bytes * spec.concurrency,
         is_moe=spec.active_params_b is not None and spec.active_params_b < spec.params_b,
     )

@@ -100,10 +100,6 @@ def values_of(choices: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     return tuple(value for value, _ in choices)
 
 
-def label_of(choices: tuple[tuple[str, str], ...], value: str) -> str:
-    return dict(choices).get(value, value)
-
-
 class ProfileError(ValueError):
     """Invalid profile values, keyed by field name so forms and the API can name the field."""
 

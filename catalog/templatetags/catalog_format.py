@@ -80,11 +80,6 @@ def rating(value: Decimal | None) -> str:
 
 
 @register.filter
-def price_text(price: PriceItem) -> str:
-    return format_price_item(price)
-
-
-@register.filter
 def headline_price(tool) -> str:
     return format_headline_price(headline_price_value(tool))
 

@@ -133,12 +133,15 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "filesystem://
 if CELERY_BROKER_URL == "filesystem://":
     _queue_dir = VAR_DIR / "celery" / "queue"
     _processed_dir = VAR_DIR / "celery" / "processed"
-    for _folder in (_queue_dir, _processed_dir):
+    _control_dir = VAR_DIR / "celery" / "control"
+    # kombu's filesystem transport expects its folders to exist; without control_folder it writes ./control.
+    for _folder in (_queue_dir, _processed_dir, _control_dir):
         _folder.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(_processed_dir),
+        "control_folder": str(_control_dir),
         "store_processed": False,
     }
 else:

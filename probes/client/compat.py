@@ -17,7 +17,7 @@ import jsonschema
 from .config import EndpointConfig
 from .errors import redact
 from .http import Exchange, ProbeHTTP
-from .metrics import analyze_events, engine_headers, measure
+from .metrics import analyze_events, engine_headers, measure, token_count
 from .results import CompatCheckResult, CompatResult
 from .speed import _is_control_exception, _notify
 from .sse import decode_reads
@@ -185,7 +185,7 @@ async def check_stream_usage(ctx: _Context) -> CompatCheckResult:
             name, "error", exchange.status, "", f"{measured.error_class}: {measured.error_message}"
         )
     usage = analysis.usage or {}
-    if isinstance(usage.get("completion_tokens"), int):
+    if token_count(usage.get("completion_tokens")) is not None:
         placement = "in the finish chunk" if analysis.usage_in_finish_chunk else "in a separate chunk"
         return CompatCheckResult(
             name,

@@ -12,6 +12,29 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 API_KEY_ENV_PATTERN = re.compile(r"^[A-Z][A-Z0-9_]*$")
+API_KEY_ENV_SUFFIXES = ("_API_KEY", "_TOKEN")
+# Whoever may edit a target must not be able to make the worker send one of its own secrets as a Bearer token
+# to a base URL of their choosing: names of the site's, the broker's, the database's and the cloud's variables.
+API_KEY_ENV_FORBIDDEN_PREFIXES = ("DJANGO_", "CELERY_", "DATABASE", "REDIS", "AWS_", "POSTGRES")
+API_KEY_ENV_RULE = (
+    "must be the NAME of an environment variable (not the key): it must match ^[A-Z][A-Z0-9_]*$, "
+    "end with _API_KEY or _TOKEN, and not start with DJANGO_, CELERY_, DATABASE, REDIS, AWS_ or POSTGRES"
+)
+
+
+def api_key_env_error(name: str, *, field_name: str = "api_key_env") -> str | None:
+    """Why ``name`` may not name the variable a key is read from (a message naming the field and the rule),
+    or None when it may. The one rule shared by the model, the API, the CLI and the client."""
+    if (
+        not isinstance(name, str)
+        or not API_KEY_ENV_PATTERN.fullmatch(name)
+        or not name.endswith(API_KEY_ENV_SUFFIXES)
+        or name.startswith(API_KEY_ENV_FORBIDDEN_PREFIXES)
+    ):
+        return f"{field_name}: {API_KEY_ENV_RULE}."
+    return None
+
+
 # Headers a caller may not override through ``extra_headers``: they carry the secret or shape the measurement.
 RESERVED_HEADERS = frozenset({"authorization", "accept-encoding", "content-length", "host", "transfer-encoding"})
 
@@ -49,8 +72,10 @@ class EndpointConfig:
             raise ValueError("base_url: must not contain a query string or fragment")
         if not self.model:
             raise ValueError("model: must not be empty")
-        if self.api_key_env is not None and not API_KEY_ENV_PATTERN.match(self.api_key_env):
-            raise ValueError("api_key_env: must match ^[A-Z][A-Z0-9_]*$ (the name of a variable, not the key)")
+        if self.api_key_env is not None:
+            problem = api_key_env_error(self.api_key_env)
+            if problem:
+                raise ValueError(problem)
         for name in ("connect_timeout_s", "read_timeout_s", "request_deadline_s", "max_retry_after_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}: must be greater than zero")

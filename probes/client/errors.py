@@ -115,13 +115,30 @@ def classify_status(status: int) -> str:
     return "http_5xx"
 
 
+MIN_SECRET_CHARS = 4
+MIN_ECHOED_PART_CHARS = 8
+
+
+def remove_secrets(text: str, secrets, *, marker: str = REDACTED) -> str:
+    """Replace each secret in ``text``, and every run of 8 or more characters of its start or of its end: providers
+    echo keys masked (``sk-proj-ab…wxyz12345``), and what they leave visible is still part of the key. Shorter
+    pieces stay: a few characters are not a secret, and they would hit unrelated text."""
+    for secret in secrets:
+        if not secret or len(secret) < MIN_SECRET_CHARS:
+            continue
+        text = text.replace(secret, marker)
+        for size in range(len(secret) - 1, MIN_ECHOED_PART_CHARS - 1, -1):
+            for part in (secret[:size], secret[-size:]):
+                if part in text:
+                    text = text.replace(part, marker)
+    return text
+
+
 def redact(text: str | None, secrets: tuple[str, ...] | list[str]) -> str:
-    """Remove every secret (and any bearer token) from ``text`` and cap its length."""
+    """Remove every secret, every echoed start or end of one, and any bearer token from ``text``; cap its length."""
     if not text:
         return ""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, REDACTED)
+    text = remove_secrets(text, secrets)
     text = re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED, text)
     if len(text) > MAX_MESSAGE_CHARS:
         text = text[:MAX_MESSAGE_CHARS] + "…"
@@ -151,7 +168,7 @@ def _text_of(value) -> str | None:
 
 
 def parse_error_envelope(body: bytes, content_type: str | None = None) -> ErrorEnvelope:
-    """Read every error shape documented in compat-gaps.md.
+    """Read every error shape cited in the Sources section of docs/probes-measurement.md.
 
     - OpenAI-nested ``{"error": {"message", "type", "code", ...}}`` (OpenAI, Groq, Together, vLLM, Ollama, llama.cpp)
     - flat object ``{"object": "error", "message", "type", "code"}`` (SGLang non-stream, TRT-LLM)

@@ -177,10 +177,11 @@ class ProbeHTTP:
         headers = exchange.headers
         wait = parse_retry_after(headers.get("retry-after"))
         if wait is None:
-            # Together documents x-ratelimit-reset as the suggested retry interval (compat-gaps.md T2).
+            # Together documents x-ratelimit-reset as the suggested retry interval
+            # (T2, Sources of docs/probes-measurement.md).
             wait = parse_retry_after(headers.get("x-ratelimit-reset"))
         if wait is None:
-            # Groq's 429 message says "Please try again in 5.289s" (compat-gaps.md G9).
+            # Groq's 429 message says "Please try again in 5.289s" (G9, Sources of docs/probes-measurement.md).
             match = _TRY_AGAIN.search(exchange.body[:ERROR_BODY_CAP].decode("utf-8", "replace"))
             if match:
                 wait = float(match.group(1)) / (1000.0 if match.group(2).lower() == "ms" else 1.0)

@@ -7,8 +7,9 @@ All times are from ``t0`` = the moment the request was written to the connection
   argument text. A role-only chunk, an empty-content chunk, a usage-only chunk and ``[DONE]`` are not.
 - TTFT: first token-bearing event. TTFAT: first event with answer content or a tool call (not reasoning).
 - E2E: last token-bearing event (the trailing usage chunk and ``[DONE]`` do not count).
-- N (output tokens): ``usage.completion_tokens`` from the server (last one seen, also ``x_groq.usage``);
-  otherwise an estimate (characters / 4 per chunk, at least one per chunk) labelled ``estimate``.
+- N (output tokens): ``usage.completion_tokens`` from the server (last one seen, also ``x_groq.usage``) when
+  it is a plain integer in [0, 2**31); otherwise (absent, a bool, a float, negative, too large) an estimate
+  (characters / 4 per chunk, at least one per chunk) labelled ``estimate``.
 - tokens per chunk: exact when the server sends cumulative usage on every chunk; otherwise N spread over the
   token-bearing chunks in proportion to their characters (largest remainder), or the per-chunk estimate.
 - output speed: (N − tokens of the first chunk) / (last − first token-bearing event), tokens per second.
@@ -41,6 +42,17 @@ TIMING_HEADERS = (
     "x-prompt-tokens",
     "x-generated-tokens",
 )
+# Objects in which engines and providers report their own timings (llama.cpp ``timings``, Cerebras
+# ``time_info``, Fireworks ``perf_metrics``, TGI-style ``metrics``). What a server puts there is its word, not
+# ours: only flat, finite numbers and short text are kept, and only so many, so that a broken or hostile server
+# cannot make the stored row unstorable (NUL, NaN and Infinity are refused by PostgreSQL's JSONB) or huge.
+SERVER_TIMING_KEYS = ("time_info", "timings", "perf_metrics", "metrics")
+MAX_TIMING_ENTRIES = 32
+MAX_TIMING_NAME_CHARS = 64
+MAX_TIMING_TEXT_CHARS = 100
+MAX_TIMING_INT = 2**53
+# Token counts are stored in PositiveIntegerField columns (signed 32-bit on PostgreSQL).
+MAX_TOKEN_COUNT = 2**31
 ENGINE_HEADERS = ("server", "via", "x-powered-by", "openai-version", "x-served-by", "x-engine", "x-engine-version")
 
 
@@ -146,9 +158,9 @@ def _read_chunk(chunk: dict, event: SSEEvent, analysis: StreamAnalysis, content_
             analysis.server_timings["x_groq_usage"] = _times(x_groq["usage"])
             if not isinstance(usage, dict):
                 usage = x_groq["usage"]
-    for key in ("time_info", "timings", "perf_metrics", "metrics"):
+    for key in SERVER_TIMING_KEYS:
         if isinstance(chunk.get(key), dict):
-            analysis.server_timings[key] = chunk[key]
+            analysis.server_timings[key] = timing_values(chunk[key])
     has_finish = False
     chars = 0
     kind = ""
@@ -196,8 +208,7 @@ def _read_chunk(chunk: dict, event: SSEEvent, analysis: StreamAnalysis, content_
     cumulative = None
     if isinstance(usage, dict):
         analysis.usage = usage
-        if isinstance(usage.get("completion_tokens"), int):
-            cumulative = usage["completion_tokens"]
+        cumulative = token_count(usage.get("completion_tokens"))
         timing = _times(usage)
         if timing:
             analysis.server_timings["usage"] = timing
@@ -212,7 +223,48 @@ def _read_chunk(chunk: dict, event: SSEEvent, analysis: StreamAnalysis, content_
 
 
 def _times(usage: dict) -> dict:
-    return {k: v for k, v in usage.items() if k.endswith("_time") and isinstance(v, (int, float))}
+    return timing_values({k: v for k, v in usage.items() if isinstance(k, str) and k.endswith("_time")})
+
+
+def _timing_number(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return -MAX_TIMING_INT < value < MAX_TIMING_INT
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _timing_text(value) -> bool:
+    if not isinstance(value, str) or len(value) > MAX_TIMING_TEXT_CHARS or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")  # a lone surrogate ("\\ud800" in the JSON) cannot be stored
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def timing_values(data: dict) -> dict:
+    """The storable part of a server's timing object: finite numbers and short NUL-free strings under short
+    NUL-free names, at most ``MAX_TIMING_ENTRIES`` of them. Nested objects, lists, booleans, NaN and Infinity
+    (which ``json.loads`` accepts) are dropped."""
+    kept: dict = {}
+    for name, value in data.items():
+        if len(kept) >= MAX_TIMING_ENTRIES:
+            break
+        if not _timing_text(name) or not name or len(name) > MAX_TIMING_NAME_CHARS:
+            continue
+        if _timing_number(value) or _timing_text(value):
+            kept[name] = value
+    return kept
+
+
+def token_count(value) -> int | None:
+    """A token count from a server's ``usage``, or None when it is not one we can trust and store: only a plain
+    int in [0, 2**31) (not a bool, a float, a negative or a number too large for the column)."""
+    if type(value) is int and 0 <= value < MAX_TOKEN_COUNT:
+        return value
+    return None
 
 
 def estimate_tokens(chars: int) -> int:
@@ -258,8 +310,8 @@ def is_buffered(token_events: list[TokenEvent]) -> bool:
 def server_header_timings(headers: dict[str, str]) -> dict:
     found = {}
     for name, value in headers.items():
-        if name in TIMING_HEADERS or name.startswith(TIMING_HEADER_PREFIXES):
-            found[name] = value[:200]
+        if (name in TIMING_HEADERS or name.startswith(TIMING_HEADER_PREFIXES)) and len(found) < MAX_TIMING_ENTRIES:
+            found[name] = value[:200].replace("\x00", "")
     return found
 
 
@@ -343,7 +395,7 @@ def measure(
     t0 = exchange.written_ns
     tokens = analysis.token_events
     usage = analysis.usage or {}
-    server_count = usage.get("completion_tokens") if isinstance(usage.get("completion_tokens"), int) else None
+    server_count = token_count(usage.get("completion_tokens"))
     if tokens:
         first, last = tokens[0], tokens[-1]
         result.ttft_ms = _ms(first.received_ns, t0)
@@ -379,10 +431,8 @@ def measure(
         "first_answer_ns": next((e.received_ns for e in tokens if e.answer), None),
         "last_token_ns": tokens[-1].received_ns if tokens else None,
     }
-    if isinstance(usage.get("prompt_tokens"), int):
-        result.input_tokens = usage["prompt_tokens"]
-    else:
-        result.input_tokens = input_tokens_requested
+    prompt_count = token_count(usage.get("prompt_tokens"))
+    result.input_tokens = prompt_count if prompt_count is not None else input_tokens_requested
     timings = dict(analysis.server_timings)
     header_timings = server_header_timings(exchange.headers)
     if header_timings:

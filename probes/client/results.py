@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass, field, fields
-from typing import ClassVar
 
 COMPAT_OUTCOMES = ("supported", "accepted", "ignored", "rejected", "error")
 
@@ -58,13 +57,18 @@ class RequestResult:
     request_id: str = ""
     error_class: str = ""
     error_message: str = ""
-    # Not a field (not stored): the raw perf_counter_ns stamps behind the figures, for accuracy benchmarks.
-    # Keys: start_ns, written_ns, headers_ns, first_token_ns, first_answer_ns, last_token_ns.
-    raw_stamps: ClassVar[dict] = {}
+    # Not stored and not in the CLI's JSON: the raw perf_counter_ns stamps behind the figures, for accuracy
+    # benchmarks. Keys: start_ns, written_ns, headers_ns, first_token_ns, first_answer_ns, last_token_ns.
+    raw_stamps: dict = field(default_factory=dict, repr=False, compare=False, metadata={"stored": False})
+
+    @classmethod
+    def stored_field_names(cls) -> tuple[str, ...]:
+        """The fields a ``RequestMeasurement`` row has, in declaration order."""
+        return tuple(f.name for f in fields(cls) if f.metadata.get("stored", True))
 
     def as_fields(self) -> dict:
-        """Every field by name, ready for ``RequestMeasurement(**result.as_fields())``."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every stored field by name, ready for ``RequestMeasurement(**result.as_fields())``."""
+        return {name: getattr(self, name) for name in self.stored_field_names()}
 
     def to_json(self) -> dict:
         """The CLI's per-request shape."""

@@ -277,13 +277,12 @@ def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote 
         and price.input_usd_per_mtok is not None
         and price.output_usd_per_mtok is not None
     ]
+    # Only the same model: a near name ("llama-3-70b" inside "llama-3-70b-versatile") may be priced differently.
     exact = [price for price in candidates if _model_key(price.item) == wanted]
-    partial = [price for price in candidates if wanted in _model_key(price.item)]
-    for group in (exact, partial):
-        if group:
-            group.sort(key=lambda price: (price.tier != PriceItem.Tier.ON_DEMAND, price.position, price.pk))
-            return PriceQuote(group[0])
-    return None
+    if not exact:
+        return None
+    exact.sort(key=lambda price: (price.tier != PriceItem.Tier.ON_DEMAND, price.position, price.pk))
+    return PriceQuote(exact[0])
 
 
 @dataclass
@@ -832,18 +831,12 @@ def probe_schedule() -> list[ScheduleEntry]:
 
 @dataclass(frozen=True)
 class BufferedStreamRule:
-    gap_ms: float
-    gap_share_percent: float
-    window_share_percent: float
+    share_percent: float
 
 
 def buffered_stream_rule() -> BufferedStreamRule:
-    """The thresholds the probe client flags a buffered stream with, for the methodology page to quote."""
-    return BufferedStreamRule(
-        gap_ms=client_metrics.BUFFERED_GAP_MS,
-        gap_share_percent=client_metrics.BUFFERED_SHARE * 100,
-        window_share_percent=client_metrics.BUFFERED_WINDOW_SHARE * 100,
-    )
+    """The threshold the probe client flags a buffered stream with, for the methodology page to quote."""
+    return BufferedStreamRule(share_percent=client_metrics.BUFFERED_SHARE * 100)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import datetime as dt
 import enum
 import json
 import logging
+import math
 import os
 import platform
 import socket
@@ -38,6 +39,7 @@ from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from probes import client as probe_client
+from probes.client.errors import remove_secrets
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
 from probes.selectors.runs import probe_targets_due, probe_targets_not_configured
 from probes.services.summaries import METRICS, compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
@@ -368,14 +370,24 @@ def _secret_of(target: ProbeTarget) -> str:
     return value if len(value) >= 4 else ""
 
 
+def _clean_text(text: str, secret: str) -> str:
+    text = remove_secrets(text, (secret,), marker=REDACTED) if secret else text
+    # PostgreSQL refuses NUL in text and JSONB, and a lone surrogate (json.loads makes one of "\\ud800") cannot be
+    # encoded for it: either would fail the whole recording transaction.
+    text = text.replace("\x00", "")
+    return text.encode("utf-8", "replace").decode("utf-8")[:MAX_TEXT]
+
+
 def _scrub(value: Any, secret: str) -> Any:
-    """Replace the key's value anywhere in a stored string, list or mapping."""
-    if not secret:
-        return value
+    """Make a value from a provider storable and secret-free: every string (keys included) loses the key, any
+    echoed part of it, NUL bytes and unencodable characters, and is cut to MAX_TEXT; NaN and Infinity (which
+    JSONB refuses) become null. Every stored text and JSON value of a run passes through here."""
     if isinstance(value, str):
-        return value.replace(secret, REDACTED)
+        return _clean_text(value, secret)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {_scrub(k, secret): _scrub(v, secret) for k, v in value.items()}
+        return {_scrub(str(k), secret): _scrub(v, secret) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_scrub(item, secret) for item in value]
     return value
@@ -384,8 +396,8 @@ def _scrub(value: Any, secret: str) -> Any:
 def _text(value: Any, secret: str) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
-    return _scrub(text, secret)[:MAX_TEXT]
+    text = value if isinstance(value, str) else json.dumps(_scrub(value, ""), default=str, sort_keys=True)
+    return _scrub(text, secret)
 
 
 def probe_target_snapshot(*, target: ProbeTarget) -> dict[str, Any]:

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def target():
-    return ProbeTargetFactory(slug="groq-120b", name="Groq gpt-oss-120b", api_key_env="ATLAS_API_TEST_KEY")
+    return ProbeTargetFactory(slug="groq-120b", name="Groq gpt-oss-120b", api_key_env="ATLAS_API_READS_API_KEY")
 
 
 def ids(body) -> list[int]:
@@ -27,8 +27,8 @@ def ids(body) -> list[int]:
 
 def test_targets_expose_the_variable_name_and_whether_it_is_set(api_client, target, monkeypatch):
     row = api_client.get("/api/v1/probes/targets/").json()["results"][0]
-    assert (row["api_key_env"], row["configured"]) == ("ATLAS_API_TEST_KEY", False)
-    monkeypatch.setenv("ATLAS_API_TEST_KEY", "gsk-canary")
+    assert (row["api_key_env"], row["configured"]) == ("ATLAS_API_READS_API_KEY", False)
+    monkeypatch.setenv("ATLAS_API_READS_API_KEY", "gsk-canary")
     cache_busting = api_client.get("/api/v1/probes/targets/groq-120b/").json()
     assert cache_busting["configured"] is True
 
@@ -136,7 +136,7 @@ def test_summaries_and_compat_matrix(api_client, target):
 
 def test_key_value_never_appears_in_any_response(api_client, staff_client, target, monkeypatch):
     canary = "gsk-CANARY-4f9d2b7e"
-    monkeypatch.setenv("ATLAS_API_TEST_KEY", canary)
+    monkeypatch.setenv("ATLAS_API_READS_API_KEY", canary)
     run = ProbeRunFactory(target=target)
     RequestMeasurementFactory(run=run)
     MeasurementSummaryFactory(target=target)

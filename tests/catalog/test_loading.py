@@ -11,7 +11,6 @@ import yaml
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from catalog import loading
 from catalog.loading import FixtureError, load, load_all
 from catalog.models import (
     ApiSurface,
@@ -82,18 +81,9 @@ def test_command_prints_counts_and_loads_the_other_apps_fixtures():
 
     assert "catalog.tools: " in out.getvalue()
     for app in ("recommend", "probes"):
-        assert re.search(rf"^{app}(\.\w+: \d+|: no loader yet, skipped)$", out.getvalue(), flags=re.MULTILINE), app
+        assert re.search(rf"^{app}\.\w+: \d+", out.getvalue(), flags=re.MULTILINE), app
     assert f"catalog.tools: 0 created, 0 updated, {Tool.objects.count()} unchanged" in second.getvalue()
     assert "Fixtures loaded." in second.getvalue()
-
-
-def test_missing_loader_module_of_another_app_is_skipped(monkeypatch):
-    monkeypatch.setattr(loading, "OTHER_APP_LOADERS", ("no_such_app.loading",))
-
-    results = load_all(fixtures_dir=FIXTURES_DIR)
-
-    assert results["no_such_app"] is None
-    assert results["catalog"]["tools"]["created"] == Tool.objects.count()
 
 
 def test_rows_added_outside_the_fixtures_survive_a_reload():

@@ -61,7 +61,7 @@ def test_differing_rows_are_marked_in_text_not_only_colour(client, catalog):
         ("tools=groq,groq", "repeated: groq"),
         ("tools=groq&tools=groq", "repeated: groq"),
         ("tools=groq,ghost,phantom", "No tool with the slug: ghost, phantom."),
-        ("tools=%3Cscript%3E,groq", "No tool with the slug: &lt;script&gt;."),
+        ("tools=%3Cscript%3E,groq", "These are not tool slugs: &#x27;&lt;script&gt;&#x27;."),
     ],
 )
 def test_bad_compare_requests_get_a_message_and_a_picker(client, catalog, query, message):
@@ -106,3 +106,11 @@ def test_list_entries_not_every_tool_has_are_emphasised(client, catalog):
     assert "(not every tool compared)" in features
     caveats = html.split('data-row="caveats"')[1].split("</tr>")[0]
     assert "Warning: Someone must own upgrades and network exposure" in caveats
+
+
+@pytest.mark.parametrize("raw", ["a%00,b", "llama-cpp,%3Cscript%3E", "vllm," + "x" * 200])
+def test_malformed_slugs_get_a_message_not_a_500(client, raw):
+    response = client.get(f"/compare/?tools={raw}")
+    assert response.status_code == 400
+    assert "not tool slugs" in response.content.decode()
+    assert "<script>" not in response.content.decode()

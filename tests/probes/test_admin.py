@@ -48,14 +48,14 @@ def test_measurements_cannot_be_added_or_edited(admin_client, probe_rows):
 
 
 def test_target_page_shows_the_key_variable_name_and_whether_it_is_set(admin_client, monkeypatch):
-    target = ProbeTargetFactory(api_key_env="ATLAS_ADMIN_KEY")
-    monkeypatch.delenv("ATLAS_ADMIN_KEY", raising=False)
+    target = ProbeTargetFactory(api_key_env="ATLAS_ADMIN_API_KEY")
+    monkeypatch.delenv("ATLAS_ADMIN_API_KEY", raising=False)
     page = admin_client.get(_url(ProbeTarget, "change", target.pk)).content.decode()
-    assert "ATLAS_ADMIN_KEY is NOT set in this process" in page
+    assert "ATLAS_ADMIN_API_KEY is NOT set in this process" in page
 
-    monkeypatch.setenv("ATLAS_ADMIN_KEY", "sk-admin-visible-value-0123456789")
+    monkeypatch.setenv("ATLAS_ADMIN_API_KEY", "sk-admin-visible-value-0123456789")
     page = admin_client.get(_url(ProbeTarget, "change", target.pk)).content.decode()
-    assert "ATLAS_ADMIN_KEY is set in this process" in page
+    assert "ATLAS_ADMIN_API_KEY is set in this process" in page
     assert "sk-admin-visible-value-0123456789" not in page
 
 

@@ -95,7 +95,7 @@ def test_target_save_stores_runs_and_summaries(simulator, api_key):
         (["--base-url", "http://127.0.0.1:9/v1"], "--model"),
         (["--base-url", "ftp://example.org", "--model", "m"], "--base-url"),
         (["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "sk-abc123"], "--api-key-env"),
-        (["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "ATLAS_UNSET_VARIABLE"],
+        (["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key-env", "ATLAS_UNSET_API_KEY"],
          "--api-key-env"),
         (["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--requests", "0"], "--requests"),
         (["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--concurrency", "-2"], "--concurrency"),
@@ -105,7 +105,7 @@ def test_target_save_stores_runs_and_summaries(simulator, api_key):
     ],
 )
 def test_bad_options_name_the_option(args, message, monkeypatch):
-    monkeypatch.delenv("ATLAS_UNSET_VARIABLE", raising=False)
+    monkeypatch.delenv("ATLAS_UNSET_API_KEY", raising=False)
     with pytest.raises(CommandError, match=message):
         _probe(*args)
 

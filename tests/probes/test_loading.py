@@ -47,7 +47,7 @@ def test_reload_is_idempotent_and_keeps_operator_edits(catalog_tools):
     target.enabled = True
     target.base_url = "https://groq-proxy.internal.example/openai/v1"
     target.model_id = "openai/gpt-oss-120b-custom"
-    target.api_key_env = "GROQ_TEAM_KEY"
+    target.api_key_env = "GROQ_TEAM_API_KEY"
     target.hardware = "LPU"
     target.save()
 
@@ -56,7 +56,7 @@ def test_reload_is_idempotent_and_keeps_operator_edits(catalog_tools):
     assert target.enabled is True
     assert target.base_url == "https://groq-proxy.internal.example/openai/v1"
     assert target.model_id == "openai/gpt-oss-120b-custom"
-    assert target.api_key_env == "GROQ_TEAM_KEY"
+    assert target.api_key_env == "GROQ_TEAM_API_KEY"
     assert target.hardware == "LPU"
     assert ProbeTarget.objects.count() == 11
 
@@ -112,3 +112,15 @@ def test_a_malformed_entry_names_the_field(tmp_path, field, value, message):
 def test_no_fixture_file_loads_nothing(tmp_path):
     assert load(fixtures_dir=tmp_path)["created"] == 0
     assert Tool.objects.count() == 0
+
+
+def test_a_malformed_target_fixture_is_a_command_error_naming_the_entry(tmp_path):
+    import shutil
+
+    from django.core.management import CommandError, call_command
+
+    fixtures = tmp_path / "fixtures"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "fixtures", fixtures)
+    (fixtures / "probe_targets.yaml").write_text("targets:\n  - slug: broken\n")
+    with pytest.raises(CommandError, match="broken"):
+        call_command("load_catalog", fixtures_dir=fixtures)

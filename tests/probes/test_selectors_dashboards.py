@@ -113,10 +113,10 @@ def test_stale_when_the_last_run_is_older_than_a_day(now):
 
 def test_enabled_target_without_its_key_variable_is_not_configured(now, monkeypatch):
     tool = make_tool(slug="groq", name="Groq")
-    factories.ProbeTargetFactory(slug="no-key", name="No key", tool=tool, api_key_env="ATLAS_ABSENT_KEY")
+    factories.ProbeTargetFactory(slug="no-key", name="No key", tool=tool, api_key_env="ATLAS_ABSENT_API_KEY")
     factories.ProbeTargetFactory(slug="with-key", name="With key", tool=tool, api_key_env=TEST_KEY_ENV)
     factories.ProbeTargetFactory(slug="template", name="Template", tool=tool, enabled=False)
-    monkeypatch.delenv("ATLAS_ABSENT_KEY", raising=False)
+    monkeypatch.delenv("ATLAS_ABSENT_API_KEY", raising=False)
 
     board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
 

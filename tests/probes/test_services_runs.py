@@ -179,26 +179,26 @@ def test_an_attempt_that_lost_its_lease_cannot_record():
 
 
 def test_enabled_target_without_its_key_is_recorded_not_configured_and_not_contacted(silent_port, monkeypatch):
-    monkeypatch.delenv("ATLAS_MISSING_KEY", raising=False)
+    monkeypatch.delenv("ATLAS_MISSING_API_KEY", raising=False)
     port = silent_port.getsockname()[1]
-    target = ProbeTargetFactory(base_url=f"http://127.0.0.1:{port}/v1", api_key_env="ATLAS_MISSING_KEY")
+    target = ProbeTargetFactory(base_url=f"http://127.0.0.1:{port}/v1", api_key_env="ATLAS_MISSING_API_KEY")
     assert not target.is_configured
     [run] = probe_runs_enqueue(target=target, suites=("speed",), workloads=["in-100"])
     assert probe_run_execute(run_id=run.pk, worker="w") is RunExecution.NOT_CONFIGURED
     run.refresh_from_db()
     assert run.status == ProbeRun.Status.NOT_CONFIGURED
-    assert "ATLAS_MISSING_KEY" in run.error_message
+    assert "ATLAS_MISSING_API_KEY" in run.error_message
     assert run.target_snapshot["api_key_set"] is False
     assert _connections(silent_port) == 0
     assert not run.measurements.exists()
 
 
 def test_scheduling_skips_disabled_and_not_configured_targets(api_key, monkeypatch):
-    monkeypatch.delenv("ATLAS_MISSING_KEY", raising=False)
+    monkeypatch.delenv("ATLAS_MISSING_API_KEY", raising=False)
     due = ProbeTargetFactory(enabled=True)
     keyless = ProbeTargetFactory(enabled=True, api_key_env="")
     ProbeTargetFactory(enabled=False)
-    ProbeTargetFactory(enabled=True, api_key_env="ATLAS_MISSING_KEY")
+    ProbeTargetFactory(enabled=True, api_key_env="ATLAS_MISSING_API_KEY")
 
     runs = probe_schedule_speed()
     assert {(r.target_id, r.workload) for r in runs} == {

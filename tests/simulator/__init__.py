@@ -15,7 +15,8 @@ port, so the probe client's timings are real network timings and the two never s
 
 Command line: ``python -m tests.simulator --profile groq --port 0`` prints ``SIMULATOR_URL <url>``.
 
-Profiles (``tests/simulator/profiles.py``; each quirk cites compat-gaps.md): ``openai`` (baseline),
+Profiles (``tests/simulator/profiles.py``; each quirk cites a key from
+the Sources section of docs/probes-measurement.md): ``openai`` (baseline),
 ``groq``, ``cerebras``, ``together``, ``fireworks``. Endpoints: ``POST <base>/chat/completions``,
 ``GET <base>/models``, plus ``GET /_simulator/requests`` and ``POST /_simulator/reset`` for tests.
 

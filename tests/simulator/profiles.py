@@ -1,6 +1,6 @@
 """Documented behaviour of each hosted provider, as the simulator reproduces it.
 
-Every quirk cites its key in /work/shared/reference/compat-gaps.md (copied into docs/probes-measurement.md).
+Every quirk cites its key in the Sources section of docs/probes-measurement.md.
 Where that reference marks a point UNCONFIRMED or third-party, the comment says so: the simulator then
 implements the most plausible reading, and a test asserting it documents an assumption, not a fact.
 """
@@ -74,7 +74,7 @@ def _cerebras(profile: Profile, body: dict) -> Rejection | None:
             return 400, _error(
                 f"{param}: property '{param}' is unsupported", param="validation_error", code="wrong_api_format"
             )
-    # Issue #3 expects n=2 to be rejected on Cerebras; compat-gaps.md has no Cerebras entry for n (UNCONFIRMED).
+    # Issue #3 expects n=2 to be rejected on Cerebras; no cited Cerebras source covers n (UNCONFIRMED).
     if body.get("n") not in (None, 1):
         return 400, _error("n: only n=1 is supported", param="validation_error", code="wrong_api_format")
     # C4 (3rd-party, UNCONFIRMED): tool_choice only "auto" or "none".

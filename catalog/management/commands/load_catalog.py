@@ -4,11 +4,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.loading import FixtureError, default_fixtures_dir, load_all
+from probes.loading import FixtureError as TargetFixtureError
 
 
 class Command(BaseCommand):
     help = (
-        "Load fixtures/catalog/*.yaml (then the use cases and probe targets when those apps provide a loader). "
+        "Load fixtures/catalog/*.yaml, then the use cases and the probe target presets. "
         "Idempotent: rows are upserted by natural key; rows not in the fixtures are left alone."
     )
 
@@ -21,12 +22,9 @@ class Command(BaseCommand):
     def handle(self, *args, fixtures_dir: Path | None, **options) -> None:
         try:
             results = load_all(fixtures_dir=fixtures_dir)
-        except FixtureError as exc:
+        except (FixtureError, TargetFixtureError) as exc:
             raise CommandError(f"Nothing was loaded. {exc}") from exc
         for app, counts in results.items():
-            if counts is None:
-                self.stdout.write(f"{app}: no loader yet, skipped")
-                continue
             for section, section_counts in counts.items():
                 self.stdout.write(f"{app}.{section}: {_describe(section_counts)}")
         self.stdout.write(self.style.SUCCESS("Fixtures loaded."))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sys
 from typing import Any
 
@@ -21,13 +20,13 @@ from tqdm import tqdm
 
 from core.exceptions import ApplicationError
 from probes import client as probe_client
+from probes.client.config import api_key_env_error
 from probes.client.workloads import workload_for
-from probes.models import ProbeRun
+from probes.models import ProbeRun, RequestMeasurement
 from probes.selectors.runs import probe_target_get
 from probes.services.runs import probe_target_run_now
 from probes.services.summaries import METRICS, percentiles
 
-KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 CONFIG_FIELD_OPTIONS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}
 DEFAULT_INPUT_TOKENS = 1000
 DEFAULT_MAX_TOKENS = 256
@@ -39,29 +38,11 @@ def _positive(option: str, value: int | None) -> None:
         raise CommandError(f"{option}: must be a positive whole number, got {value}.")
 
 
-def _measurement_json(measurement: Any) -> dict[str, Any]:
-    return {
-        "ttft_ms": measurement.ttft_ms,
-        "ttfat_ms": measurement.ttfat_ms,
-        "headers_ms": measurement.headers_ms,
-        "e2e_ms": measurement.e2e_ms,
-        "output_tokens": measurement.output_tokens,
-        "output_tokens_source": measurement.output_tokens_source or None,
-        "output_speed_tps": measurement.output_speed_tps,
-        "tpot_ms": measurement.tpot_ms,
-        "itl_ms": {"p50": measurement.itl_p50_ms, "p95": measurement.itl_p95_ms, "p99": measurement.itl_p99_ms},
-        "chunks": measurement.chunks,
-        "buffered": measurement.buffered,
-        "error": (
-            {
-                "class": measurement.error_class,
-                "message": measurement.error_message,
-                "status": measurement.http_status,
-            }
-            if measurement.error_class
-            else None
-        ),
-    }
+def _measurement_json(measurement: RequestMeasurement) -> dict[str, Any]:
+    """A stored measurement in the same per-request shape as an ad-hoc run: the client's own serializer."""
+    names = probe_client.RequestResult.stored_field_names()
+    result = probe_client.RequestResult(**{name: getattr(measurement, name) for name in names})
+    return result.to_json()
 
 
 def _speed_summary(measurements: list[Any]) -> dict[str, Any]:
@@ -113,11 +94,9 @@ class Command(BaseCommand):
             raise CommandError(f"{' and '.join(missing)}: required unless --target is given.")
         key_name = options["api_key_env"]
         if key_name is not None:
-            if not KEY_NAME.match(key_name):
-                raise CommandError(
-                    "--api-key-env: must be the NAME of an environment variable matching ^[A-Z][A-Z0-9_]*$, "
-                    "not the key itself."
-                )
+            problem = api_key_env_error(key_name, field_name="--api-key-env")
+            if problem:
+                raise CommandError(problem)
         try:
             config = probe_client.EndpointConfig(
                 base_url=options["base_url"], model=options["model"], api_key_env=key_name or None

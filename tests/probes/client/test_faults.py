@@ -82,7 +82,7 @@ def test_provider_and_proxy_messages_are_kept(sim):
     assert "502 Bad Gateway" in result.requests[0].error_message
     result, _ = speed_under(sim, "stream_error_event")
     assert "tool call validation failed" in result.requests[0].error_message
-    # The HTTP status was 200; Groq puts the real one into the event (compat-gaps.md G11).
+    # The HTTP status was 200; Groq puts the real one into the event (G11, Sources of docs/probes-measurement.md).
     assert result.requests[0].http_status == 200
     assert "(status 400)" in result.requests[0].error_message
 
@@ -103,7 +103,7 @@ def test_deadline_while_tokens_still_flow(simulator_factory):
 
 
 def test_no_done_but_clean_close_after_finish_is_complete(sim):
-    # Cerebras ends its streams this way (compat-gaps.md C6).
+    # Cerebras ends its streams this way (C6, Sources of docs/probes-measurement.md).
     result, _ = speed_under(sim, "no_done_close")
     assert result.requests[0].ok
 
@@ -131,7 +131,8 @@ def test_groq_429_message_hint_is_used_without_retry_after(simulator_factory):
     result, elapsed = speed_under(
         groq, "rate_limited", sim={"retry_after": "0.2", "omit_retry_after": True, "fault_requests": 1}
     )
-    assert elapsed >= 0.2, "the wait comes from Groq's 'try again in 0.2s' message (compat-gaps.md G9)"
+    # G9, Sources of docs/probes-measurement.md.
+    assert elapsed >= 0.2, "the wait comes from Groq's 'try again in 0.2s' message (G9)"
     assert result.requests[0].ok
     assert result.rate_limit_retries == 1
 
@@ -189,16 +190,16 @@ def test_connect_timeout_when_the_accept_queue_is_full():
 
 
 def test_missing_key_sends_nothing(sim, monkeypatch):
-    monkeypatch.delenv("ATLAS_C_MISSING_KEY", raising=False)
+    monkeypatch.delenv("ATLAS_C_MISSING_API_KEY", raising=False)
     sim.reset()
     result = run(
         run_speed_suite(
-            config_for(sim, api_key_env="ATLAS_C_MISSING_KEY"), input_tokens=50, max_tokens=8, requests=3, concurrency=1
+            config_for(sim, api_key_env="ATLAS_C_MISSING_API_KEY"), input_tokens=50, max_tokens=8, requests=3, concurrency=1
         )
     )
     assert result.error_class == "auth_missing"
     assert result.requests == []
-    compat = run(run_compat_suite(config_for(sim, api_key_env="ATLAS_C_MISSING_KEY")))
+    compat = run(run_compat_suite(config_for(sim, api_key_env="ATLAS_C_MISSING_API_KEY")))
     assert compat.error_class == "auth_missing"
     assert sim.requests == []
 

@@ -1,7 +1,7 @@
 """Each hosted provider's documented quirks, reproduced by the simulator, and what both suites make of them.
 
-Sources are the keys of /work/shared/reference/compat-gaps.md (G = Groq, C = Cerebras, T = Together,
-F = Fireworks); "issue" means the expectation comes from issue #3 and is not in that reference.
+Sources are the keys of the Sources section of docs/probes-measurement.md (G = Groq, C = Cerebras,
+T = Together, F = Fireworks); "issue" means the expectation comes from issue #3 and is not in those sources.
 """
 
 import pytest

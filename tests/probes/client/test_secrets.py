@@ -10,7 +10,7 @@ import pytest
 from probes.client import run_compat_suite, run_speed_suite
 from tests.probes.client.conftest import config_for, run
 
-KEY_ENV = "ATLAS_C_CANARY_KEY"
+KEY_ENV = "ATLAS_C_CANARY_API_KEY"
 
 
 @pytest.fixture

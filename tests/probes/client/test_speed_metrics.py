@@ -163,7 +163,8 @@ def test_max_completion_tokens_rejected_falls_back_to_max_tokens(simulator_facto
 
 
 def test_ignored_length_parameter_is_caught_and_switched(simulator_factory):
-    # Together's simulator drops max_completion_tokens (not in its spec, compat-gaps.md T4).
+    # Together's simulator drops max_completion_tokens (not in its spec: T4 in the Sources section of
+    # docs/probes-measurement.md).
     sim = simulator_factory("together", schedule={"ttft_ms": 5, "itl_ms": 0.2})
     speed = run(run_speed_suite(config_for(sim), input_tokens=100, max_tokens=16, requests=3, concurrency=1))
     assert all(r.ok and r.output_tokens == 16 for r in speed.requests), "the capped attempt is retried, not lost"

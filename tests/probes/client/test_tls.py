@@ -76,4 +76,5 @@ def test_untrusted_certificate_is_a_connect_error(tls_sim):
 def test_compat_over_tls(tls_sim):
     sim, cert = tls_sim
     result = run(run_compat_suite(config_for(sim, ca_bundle=cert), checks=["n", "stream_usage"]))
-    assert [c.outcome for c in result.checks] == ["rejected", "supported"]  # Groq n=2 -> 400 (compat-gaps.md G1)
+    # Groq n=2 -> 400 (G1, Sources of docs/probes-measurement.md)
+    assert [c.outcome for c in result.checks] == ["rejected", "supported"]
