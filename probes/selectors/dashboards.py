@@ -508,7 +508,7 @@ def _history_series(targets: list[ProbeTarget], runs: Iterable[tuple]) -> list[d
     ]
 
 
-def _chart_data(rows: list[DashboardRow], history: list[dict], selected: WorkloadOption) -> dict:
+def _chart_data(rows: list[DashboardRow], history: list[dict], selected: WorkloadOption, now: dt.datetime) -> dict:
     points = []
     for row in rows:
         if row.summary is None:
@@ -527,7 +527,15 @@ def _chart_data(rows: list[DashboardRow], history: list[dict], selected: Workloa
                 "blended_usd": float(price.blended_usd) if price else None,
             }
         )
-    return {"workload": selected.workload, "concurrency": selected.concurrency, "points": points, "history": history}
+    # The history axis always spans the whole window, so one run does not stretch it over months.
+    window = {"from": int((now - HISTORY_WINDOW).timestamp() * 1000), "to": int(now.timestamp() * 1000)}
+    return {
+        "workload": selected.workload,
+        "concurrency": selected.concurrency,
+        "points": points,
+        "history": history,
+        "history_window": window,
+    }
 
 
 def _quoted(text: str, limit: int) -> str:
@@ -682,7 +690,7 @@ def dashboard_for(
         selected=selected,
         notices=notices,
         compat=compat,
-        chart_data=_chart_data(rows, history, selected) if selected else {},
+        chart_data=_chart_data(rows, history, selected, now) if selected else {},
         now=now,
         percentile_window_days=percentile_window_days(),
     )

@@ -90,7 +90,7 @@
     };
   }
 
-  function historyConfig(datasets, yTitle, unit) {
+  function historyConfig(datasets, yTitle, unit, window) {
     return {
       type: "scatter",
       data: { datasets: datasets },
@@ -99,7 +99,11 @@
         maintainAspectRatio: false,
         animation: false,
         scales: {
-          x: axis("Run start (UTC)", { ticks: { maxTicksLimit: 7, callback: function (value) { return formatTime(value).slice(5, 16); } } }),
+          x: axis("Run start (UTC)", {
+            min: window.from,
+            max: window.to,
+            ticks: { maxTicksLimit: 8, callback: function (value) { return formatTime(value).slice(5, 16); } }
+          }),
           y: axis(yTitle, { beginAtZero: true })
         },
         plugins: {
@@ -144,7 +148,7 @@
         var metric = canvas.getAttribute("data-metric");
         var titles = { output_speed_tps: ["Output speed (tok/s)", "tok/s"], ttft_ms: ["Time to first token (ms)", "ms"] };
         var datasets = historyDatasets(data.history || [], metric);
-        return datasets.length && historyConfig(datasets, titles[metric][0], titles[metric][1]);
+        return datasets.length && historyConfig(datasets, titles[metric][0], titles[metric][1], data.history_window);
       }
     };
 

@@ -142,6 +142,23 @@ def test_invalid_writes_are_400s_naming_the_field_and_change_nothing(staff_clien
     assert not AuditEntry.objects.exists()
 
 
+@pytest.mark.parametrize("name", ["DJANGO_SECRET_KEY", "DATABASE_URL", "AWS_SECRET_ACCESS_KEY", "GROQ_KEY"])
+def test_a_target_cannot_name_another_secret_as_its_key(staff_client, seed, name):
+    # Otherwise a staff token could point a target at its own server and have the worker send that secret.
+    body = {"slug": "evil", "name": "Evil", "tool": "vllm", "model_id": "m", "base_url": "https://evil.example/v1",
+            "api_key_env": name}
+    created = staff_client.post("/api/v1/probes/targets/", body, format="json")
+    assert created.status_code == 400, created.content
+    [message] = created.json()["error"]["fields"]["api_key_env"]
+    assert message.startswith("api_key_env:") and "_API_KEY or _TOKEN" in message and "DJANGO_" in message
+    ProbeTargetFactory(slug="good", tool=seed["tool"], api_key_env="GOOD_API_KEY")
+    patched = staff_client.patch("/api/v1/probes/targets/good/", {"api_key_env": name}, format="json")
+    assert patched.status_code == 400, patched.content
+    assert "api_key_env" in patched.json()["error"]["fields"]
+    assert ProbeTarget.objects.get(slug="good").api_key_env == "GOOD_API_KEY"
+    assert not ProbeTarget.objects.filter(slug="evil").exists()
+
+
 def test_rejected_key_is_not_echoed_back(staff_client, seed):
     response = staff_client.post(
         "/api/v1/probes/targets/",

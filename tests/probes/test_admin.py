@@ -68,7 +68,8 @@ def test_targets_are_editable_and_the_key_name_is_validated(admin_client):
     }
     response = admin_client.post(_url(ProbeTarget, "change", target.pk), data)
     assert response.status_code == 200
-    assert "Must be an environment variable name" in response.content.decode()
+    assert "api_key_env: must be the NAME of an environment variable" in response.content.decode()
+    assert "end with _API_KEY or _TOKEN" in response.content.decode()
     data["api_key_env"] = "EXAMPLE_API_KEY"
     response = admin_client.post(_url(ProbeTarget, "change", target.pk), data)
     assert response.status_code == 302

@@ -84,6 +84,11 @@ def test_target_save_stores_runs_and_summaries(simulator, api_key):
     assert document["runs"] == [{"id": run.pk, "suite": "speed", "workload": "in-100", "concurrency": 1,
                                  "status": "succeeded", "error_class": None}]
     assert len(document["speed"]["requests"]) == run.measurements.count() == 2
+    # Stored measurements print in exactly the ad-hoc per-request shape (one serializer for both).
+    for request, measurement in zip(document["speed"]["requests"], run.measurements.order_by("index")):
+        assert set(request) == REQUEST_KEYS and set(request["itl_ms"]) == {"p50", "p95", "p99"}
+        assert (request["ttft_ms"], request["output_tokens"], request["chunks"], request["error"]) == (
+            measurement.ttft_ms, measurement.output_tokens, measurement.chunks, None)
     assert MeasurementSummary.objects.get(target=target).samples == 2
 
 

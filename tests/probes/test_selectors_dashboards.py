@@ -191,6 +191,9 @@ def test_history_holds_the_last_seven_days_of_successful_speed_runs(now):
     assert [point["ttft_ms"] for point in series["points"]] == [101, 100]
     assert [point["output_speed_tps"] for point in series["points"]] == [199, 200]
     assert series["points"][0]["t"] < series["points"][1]["t"]
+    window = board.chart_data["history_window"]
+    assert window == {"from": int((now - dt.timedelta(days=7)).timestamp() * 1000), "to": int(now.timestamp() * 1000)}
+    assert all(window["from"] <= point["t"] <= window["to"] for point in series["points"])
 
 
 def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
