@@ -12,99 +12,49 @@ Endpoints: the tools list, a tool detail, the runs list first page, a runs page 
 (keyset cursor), the summaries list, and the trivial view (benchmarks/api_urls.py, not in the
 product). The synthetic runs and summaries exist only in the benchmark database.
 
-    .venv/bin/python benchmarks/api.py [--runs 100000] [--requests 300] [--rounds 6] [--burst 48]
+    .venv/bin/python benchmarks/api.py [--runs 100000] [--requests 300] [--rounds 6] [--burst 48] [--out PATH]
 """
 from __future__ import annotations
 
 import argparse
-import datetime
-import http.client
-import itertools
 import os
-import platform
 import random
-import socket
 import subprocess
 import sys
-import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH_DIR = ROOT / "benchmarks"
+from harness import (
+    BENCH_DIR,
+    PYTHON,
+    ROOT,
+    Endpoint,
+    bench_environment,
+    gunicorn,
+    machine,
+    manage,
+    measure_latency,
+    measure_throughput,
+    recreate_database,
+    warm_up,
+)
+
 RESULTS = BENCH_DIR / "results" / "api.md"
-PYTHON = sys.executable
-GUNICORN = str(Path(sys.executable).parent / "gunicorn")
 DB_NAME = "atlas_bench_api"
 TARGET_RATIO = 3.0
 BATCH = 5000
-
-
-COLD_COUNTER = itertools.count()
-
-
-@dataclass
-class Endpoint:
-    name: str
-    path: str
-    # A unique extra query parameter on every request misses the read cache: the cost of computing it.
-    uncached: bool = False
-    latencies_ms: list[float] = field(default_factory=list)
-    burst_requests: int = 0
-    burst_seconds: float = 0.0
-    body_bytes: int = 0
-
-    def percentile(self, fraction: float) -> float:
-        ordered = sorted(self.latencies_ms)
-        rank = max(0, min(len(ordered) - 1, round(fraction * (len(ordered) - 1))))
-        return ordered[rank]
-
-    def next_path(self) -> str:
-        if not self.uncached:
-            return self.path
-        return f"{self.path}{'&' if '?' in self.path else '?'}cold={next(COLD_COUNTER)}"
-
-    @property
-    def requests_per_second(self) -> float:
-        return self.burst_requests / self.burst_seconds if self.burst_seconds else 0.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+JSON = {"Accept": "application/json"}
 
 
 def environment(server_url: str, redis_url: str) -> dict[str, str]:
-    env = dict(os.environ)
+    env = bench_environment("api_settings", f"{server_url.rstrip('/')}/{DB_NAME}")
     env.update(
-        DJANGO_SETTINGS_MODULE="api_settings",
-        PYTHONPATH=os.pathsep.join([str(BENCH_DIR), str(ROOT)]),
-        DATABASE_URL=f"{server_url.rstrip('/')}/{DB_NAME}",
         REDIS_URL=redis_url,
         DJANGO_CACHE_PREFIX="atlas-bench-api",
-        DJANGO_CONN_MAX_AGE="60",
-        DJANGO_DEBUG="False",
-        DJANGO_LOG_LEVEL="WARNING",
         # The benchmark measures serving cost, not the rate limiter refusing it.
         API_THROTTLE_ANON="100000000/min",
         API_THROTTLE_USER="100000000/min",
     )
     return env
-
-
-def recreate_database(server_url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{server_url.rstrip('/')}/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{DB_NAME}"')
-
-
-def manage(env: dict[str, str], *args: str) -> None:
-    subprocess.run([PYTHON, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env, check=True,
-                   stdout=subprocess.DEVNULL)
 
 
 POPULATE = r"""
@@ -167,74 +117,13 @@ def populate(env: dict[str, str], runs: int) -> tuple[int, int]:
     return int(output[-2]), int(output[-1])
 
 
-def wait_until_up(port: int, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        try:
-            status, _ = get(port, "/bench/trivial/")
-            if status == 200:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not come up")
-
-
-def get(port: int, path: str) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request("GET", path, headers={"Accept": "application/json"})
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
-
-
-def measure_latency(port: int, endpoints: list[Endpoint], requests: int) -> None:
-    order = list(endpoints)
-    for _ in range(requests):
-        random.shuffle(order)
-        for endpoint in order:
-            started = time.perf_counter()
-            status, body = get(port, endpoint.next_path())
-            endpoint.latencies_ms.append((time.perf_counter() - started) * 1000)
-            if status != 200:
-                raise RuntimeError(f"{endpoint.path} answered {status}: {body[:200]!r}")
-            endpoint.body_bytes = len(body)
-
-
-def measure_throughput(port: int, endpoints: list[Endpoint], rounds: int, burst: int, concurrency: int) -> None:
-    order = list(endpoints)
-    for _ in range(rounds):
-        random.shuffle(order)
-        for endpoint in order:
-            remaining = iter(range(burst))
-            lock = threading.Lock()
-
-            def worker() -> None:
-                while True:
-                    with lock:
-                        if next(remaining, None) is None:
-                            return
-                    status, _ = get(port, endpoint.next_path())
-                    if status != 200:
-                        raise RuntimeError(f"{endpoint.path} answered {status}")
-
-            threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-            started = time.perf_counter()
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            endpoint.burst_seconds += time.perf_counter() - started
-            endpoint.burst_requests += burst
-
-
-def machine() -> str:
-    memory = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.strip()
+def machine_markdown() -> str:
+    info = machine()
     return (
-        f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M UTC}\n"
-        f"- CPUs (`nproc`): {os.cpu_count()} (shared with other work running at the same time)\n"
-        f"- Python {platform.python_version()}, {platform.platform()}\n"
-        f"- Memory (`free -h`):\n\n```\n{memory}\n```\n"
+        f"- Date: {info['date']}\n"
+        f"- CPUs (`nproc`): {info['nproc']} (shared with other work running at the same time)\n"
+        f"- Python {info['python']}, {info['platform']}\n"
+        f"- Memory (`free -h`):\n\n```\n{info['memory']}\n```\n"
     )
 
 
@@ -246,7 +135,7 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int) -> st
         "",
         "Produced by `benchmarks/api.py`. Every figure below comes from one run, the endpoints interleaved.",
         "",
-        machine(),
+        machine_markdown(),
         "## Setup",
         "",
         f"- PostgreSQL database `{DB_NAME}` with the real catalog (`load_catalog`) and {runs:,} stored probe runs "
@@ -316,12 +205,13 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=48)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the results (Markdown)")
     args = parser.parse_args()
 
-    random.seed(11)
+    rng = random.Random(11)
     env = environment(args.postgres, args.redis)
     print(f"Creating {DB_NAME} and loading the catalog ...", flush=True)
-    recreate_database(args.postgres)
+    recreate_database(args.postgres, DB_NAME)
     manage(env, "migrate", "--noinput")
     manage(env, "load_catalog")
     print(f"Storing {args.runs:,} runs ...", flush=True)
@@ -331,14 +221,7 @@ def main() -> int:
     from core.pagination import Cursor
 
     deep_cursor = Cursor("n", min_id + 1000).encode()
-    port = free_port()
-    server = subprocess.Popen(
-        [GUNICORN, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-         "--log-level", "warning"],
-        cwd=ROOT, env=env,
-    )
-    try:
-        wait_until_up(port, time.monotonic() + 60)
+    with gunicorn(env, workers=args.workers) as port:
         endpoints = [
             Endpoint("trivial DRF view", "/bench/trivial/"),
             Endpoint("tools list", "/api/v1/tools/"),
@@ -350,21 +233,14 @@ def main() -> int:
             Endpoint("tool detail, cache miss", "/api/v1/tools/vllm/", uncached=True),
             Endpoint("summaries, cache miss", "/api/v1/probes/summaries/", uncached=True),
         ]
-        for endpoint in endpoints:
-            for _ in range(20):
-                status, body = get(port, endpoint.path)
-                if status != 200:
-                    raise RuntimeError(f"{endpoint.path} answered {status}: {body[:300]!r}")
+        warm_up(port, endpoints, JSON)
         print("Measuring latency ...", flush=True)
-        measure_latency(port, endpoints, args.requests)
+        measure_latency(port, endpoints, args.requests, rng, JSON)
         print("Measuring throughput ...", flush=True)
-        measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+        measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency, rng, JSON)
     text = report(endpoints, args, count)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
     print(text)
     return 0
 

@@ -15,122 +15,42 @@ middleware stack. Results are printed and written to benchmarks/results/pages.md
 from __future__ import annotations
 
 import argparse
-import datetime
-import http.client
-import itertools
 import os
-import platform
 import random
-import socket
 import statistics
 import subprocess
 import sys
-import threading
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH_DIR = ROOT / "benchmarks"
+from harness import (
+    BENCH_DIR,
+    PYTHON,
+    ROOT,
+    Endpoint,
+    bench_environment,
+    drop_database,
+    gunicorn,
+    load_average,
+    machine,
+    manage,
+    measure_latency,
+    measure_throughput,
+    recreate_database,
+    warm_up,
+)
+
 RESULTS = BENCH_DIR / "results" / "pages.md"
-PYTHON = sys.executable
-GUNICORN = str(Path(sys.executable).parent / "gunicorn")
 DB_NAME = "atlas_bench_pages"
 TARGET_RATIO = 3.0
-
-
-@dataclass
-class Endpoint:
-    name: str
-    path: str
-    # A unique extra query parameter on every request defeats the page cache: the cost of a cold render.
-    uncached: bool = False
-    latencies_ms: list[float] = field(default_factory=list)
-    burst_requests: int = 0
-    burst_seconds: float = 0.0
-    queries: int | None = None
-    body_bytes: int = 0
-
-    def percentile(self, fraction: float) -> float:
-        ordered = sorted(self.latencies_ms)
-        rank = max(0, min(len(ordered) - 1, round(fraction * (len(ordered) - 1))))
-        return ordered[rank]
-
-    def next_path(self, counter: itertools.count) -> str:
-        if not self.uncached:
-            return self.path
-        return f"{self.path}{'&' if '?' in self.path else '?'}cold={next(counter)}"
-
-    @property
-    def requests_per_second(self) -> float:
-        return self.burst_requests / self.burst_seconds if self.burst_seconds else 0.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+HOST = {"Host": "127.0.0.1"}
 
 
 def environment(server_url: str, redis_url: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="pages_settings",
-        PYTHONPATH=os.pathsep.join([str(BENCH_DIR), str(ROOT)]),
-        DATABASE_URL=f"{server_url.rstrip('/')}/{DB_NAME}",
-        DJANGO_CONN_MAX_AGE="60",
-        DJANGO_DEBUG="False",
-        DJANGO_LOG_LEVEL="WARNING",
-    )
+    env = bench_environment("pages_settings", f"{server_url.rstrip('/')}/{DB_NAME}")
     if redis_url:
         env.update(REDIS_URL=redis_url, DJANGO_CACHE_PREFIX="bench-pages")
     else:
         env.pop("REDIS_URL", None)  # each gunicorn worker then keeps its own in-memory cache
     return env
-
-
-def recreate_database(server_url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{server_url.rstrip('/')}/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
-        connection.execute(f'CREATE DATABASE "{DB_NAME}"')
-
-
-def drop_database(server_url: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{server_url.rstrip('/')}/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-
-
-def manage(env: dict[str, str], *args: str) -> None:
-    subprocess.run([PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-
-
-def fetch(port: int, path: str) -> tuple[int, int, float]:
-    started = time.perf_counter_ns()
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request("GET", path, headers={"Host": "127.0.0.1"})
-        response = connection.getresponse()
-        body = response.read()
-    finally:
-        connection.close()
-    return response.status, len(body), (time.perf_counter_ns() - started) / 1e6
-
-
-def wait_until_up(port: int, process: subprocess.Popen, timeout_s: float = 30) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("gunicorn exited during start-up")
-        try:
-            if fetch(port, "/bench/trivial/")[0] == 200:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not answer within 30 s")
 
 
 def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
@@ -149,89 +69,13 @@ def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
         "        client.get(counted)\n"
         "    print(len(captured.captured_queries))\n"
     )
-    paths = [path for endpoint in endpoints for path in (endpoint.next_path(COLD), endpoint.next_path(COLD))]
+    paths = [path for endpoint in endpoints for path in (endpoint.next_path(), endpoint.next_path())]
     output = subprocess.run(
         [PYTHON, "-c", script, *paths],
         cwd=ROOT, env=env, check=True, capture_output=True, text=True,
     ).stdout.split()
     for endpoint, queries in zip(endpoints, output, strict=True):
         endpoint.queries = int(queries)
-
-
-COLD = itertools.count()
-
-
-def measure_latency(port: int, endpoints: list[Endpoint], requests: int, rng: random.Random) -> None:
-    order = list(endpoints)
-    for _ in range(requests):
-        rng.shuffle(order)
-        for endpoint in order:
-            status, size, elapsed_ms = fetch(port, endpoint.next_path(COLD))
-            if status != 200:
-                raise RuntimeError(f"{endpoint.path} answered {status}")
-            endpoint.body_bytes = size
-            endpoint.latencies_ms.append(elapsed_ms)
-
-
-def measure_throughput(
-    port: int, endpoints: list[Endpoint], rounds: int, burst: int, concurrency: int, rng: random.Random
-) -> None:
-    order = list(endpoints)
-    per_thread = burst // concurrency
-    failures: list[str] = []
-
-    def worker(endpoint: Endpoint) -> None:
-        for _ in range(per_thread):
-            status, _, _ = fetch(port, endpoint.next_path(COLD))
-            if status != 200:
-                failures.append(f"{endpoint.path}: {status}")
-
-    for _ in range(rounds):
-        rng.shuffle(order)
-        for endpoint in order:
-            threads = [threading.Thread(target=worker, args=(endpoint,)) for _ in range(concurrency)]
-            started = time.perf_counter()
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            endpoint.burst_seconds += time.perf_counter() - started
-            endpoint.burst_requests += per_thread * concurrency
-    if failures:
-        raise RuntimeError(f"{len(failures)} failed requests, e.g. {failures[0]}")
-
-
-def machine() -> dict[str, str]:
-    def run(*command: str) -> str:
-        try:
-            # rstrip only: the first line of `free -h` is indented to align its columns.
-            return subprocess.run(command, capture_output=True, text=True, check=True).stdout.rstrip()
-        except (OSError, subprocess.CalledProcessError):
-            return "unknown"
-
-    cpu = "unknown"
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    import django
-
-    return {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "nproc": run("nproc"),
-        "cpu": cpu,
-        "memory": run("free", "-h"),
-        "python": platform.python_version(),
-        "django": django.get_version(),
-        "postgres": run("psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "show server_version"),
-    }
-
-
-def load_average() -> str:
-    path = Path("/proc/loadavg")
-    return " ".join(path.read_text().split()[:3]) if path.exists() else "unknown"
 
 
 def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, str]) -> str:
@@ -330,37 +174,20 @@ def main() -> int:
     rng = random.Random(20261019)
     load_before = load_average()
     print(f"Creating {DB_NAME} and loading the catalog…", flush=True)
-    recreate_database(args.postgres)
-    server = None
+    recreate_database(args.postgres, DB_NAME)
     try:
         manage(env, "migrate", "--noinput", "-v0")
         manage(env, "load_catalog")
         count_queries(env, endpoints)
-        port = free_port()
-        server = subprocess.Popen(
-            [GUNICORN, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-             "--log-level", "warning"],
-            cwd=ROOT, env=env,
-        )
-        wait_until_up(port, server)
-        for endpoint in endpoints:
-            for _ in range(20):
-                status, _, _ = fetch(port, endpoint.path)
-                if status != 200:
-                    raise RuntimeError(f"{endpoint.path} answered {status} during warm-up")
-        print(f"Measuring latency ({args.requests} × {len(endpoints)} requests)…", flush=True)
-        measure_latency(port, endpoints, args.requests, rng)
-        print(f"Measuring throughput ({args.rounds} rounds × {args.burst} × {len(endpoints)})…", flush=True)
-        measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency, rng)
+        with gunicorn(env) as port:
+            warm_up(port, endpoints, HOST)
+            print(f"Measuring latency ({args.requests} × {len(endpoints)} requests)…", flush=True)
+            measure_latency(port, endpoints, args.requests, rng, HOST)
+            print(f"Measuring throughput ({args.rounds} rounds × {args.burst} × {len(endpoints)})…", flush=True)
+            measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency, rng, HOST)
     finally:
-        if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                server.kill()
         if not args.keep_db:
-            drop_database(args.postgres)
+            drop_database(args.postgres, DB_NAME)
 
     info = machine()
     info.update(load_before=load_before, load_after=load_average())

@@ -15,34 +15,25 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "probe-pages.md"
+from harness import BENCH_DIR, ROOT, machine, percentile, recreate_database
+
+RESULTS = BENCH_DIR / "results" / "probe-pages.md"
 DB_NAME = "atlas_bench_probe_pages"
 SIZES = (4, 20, 100)
 PAGES = ("/providers/", "/engines/", "/methodology/")
 WORKLOADS = ("in-100", "in-1k", "in-10k")
 
 
-def _database_url() -> str:
-    base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    return base.rsplit("/", 1)[0] + "/" + DB_NAME
-
-
-def _recreate_database() -> None:
-    for command in (["dropdb", "--if-exists"], ["createdb"]):
-        subprocess.run([*command, "-h", "127.0.0.1", "-U", "postgres", DB_NAME], check=True)
+SERVER_URL = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres").rsplit("/", 1)[0]
 
 
 def _setup_django() -> None:
-    os.environ["DATABASE_URL"] = _database_url()
+    os.environ["DATABASE_URL"] = f"{SERVER_URL}/{DB_NAME}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
     sys.path.insert(0, str(ROOT))
     import django
@@ -129,7 +120,7 @@ def _measure(rounds: int) -> dict[str, dict[str, float]]:
     return {
         page: {
             "median_ms": statistics.median(values),
-            "p95_ms": sorted(values)[max(0, round(0.95 * (len(values) - 1)))],
+            "p95_ms": percentile(values, 0.95),
             "queries": queries[page],
             "kib": sizes[page] / 1024,
         }
@@ -141,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
-    _recreate_database()
+    recreate_database(SERVER_URL, DB_NAME)
     _setup_django()
     from django.test.utils import setup_test_environment
 
@@ -155,12 +146,12 @@ def main() -> None:
         medians = {page: round(values["median_ms"], 1) for page, values in results[size].items()}
         print(f"{size} targets per page:", medians)
 
-    memory = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.strip()
+    info = machine()
     lines = [
         "# Probe pages: server-side cost against the number of targets",
         "",
-        f"- Date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} cores (`nproc`), "
-        f"Python {platform.python_version()}, PostgreSQL on loopback.",
+        f"- Date: {info['date']}; machine: {info['nproc']} cores (`nproc`), "
+        f"Python {info['python']}, PostgreSQL on loopback.",
         f"- Command: `.venv/bin/python benchmarks/probe_pages.py --rounds {args.rounds}`",
         "- In-process render through the full middleware stack (Django test client), pages interleaved in shuffled "
         "rounds, after one warm-up request each. N provider and N engine targets, each with 3 workload summaries, "
@@ -168,7 +159,7 @@ def main() -> None:
         "measured in this one run rather than absolute times.",
         "",
         "```",
-        memory,
+        info["memory"],
         "```",
         "",
         "| Page | Targets | Median (ms) | p95 (ms) | Queries | HTML (KiB) | Median vs 4 targets |",

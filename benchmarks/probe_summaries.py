@@ -20,30 +20,19 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import BENCH_DIR, ROOT, drop_database, machine, recreate_database
+
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/atlas_bench_runs")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-RESULTS = ROOT / "benchmarks" / "results" / "probe-runs.md"
+SERVER_URL, DB_NAME = os.environ["DATABASE_URL"].rsplit("/", 1)
+RESULTS = BENCH_DIR / "results" / "probe-runs.md"
 GROUPS = [("in-100", 1), ("in-1k", 1), ("in-10k", 1), ("in-1k", 10)]
-
-
-def _database(*, create: bool) -> None:
-    import environ
-
-    db = environ.Env.db_url_config(os.environ["DATABASE_URL"])
-    base = ["-h", db["HOST"], "-p", str(db["PORT"] or 5432), "-U", db["USER"]]
-    subprocess.run(["dropdb", "--if-exists", *base, db["NAME"]], check=True, capture_output=True)
-    if create:
-        subprocess.run(["createdb", *base, db["NAME"]], check=True)
 
 
 def _populate(target, rows: int) -> None:
@@ -85,7 +74,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="2500,25000,100000")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    _database(create=True)
+    recreate_database(SERVER_URL, DB_NAME)
 
     import django
 
@@ -138,16 +127,16 @@ def main() -> None:
         for size, name in order:
             timings[(size, name)].append(_timed(lambda: methods[name](targets[size])))
 
-    memory = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.strip()
+    info = machine()
     lines = [
         "# Probe summaries refresh cost",
         "",
-        f"Run: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC · `nproc` = {os.cpu_count()} · "
-        f"Python {platform.python_version()} · PostgreSQL on loopback · {args.rounds} shuffled rounds, "
+        f"Run: {info['date']} · `nproc` = {info['nproc']} · "
+        f"Python {info['python']} · PostgreSQL on loopback · {args.rounds} shuffled rounds, "
         "median (min) in ms.",
         "",
         "```",
-        memory,
+        info["memory"],
         "```",
         "",
         "| measurements of the target | refresh (pandas) | read only | sql percentile_cont | refresh / read |",
@@ -170,7 +159,7 @@ def main() -> None:
     RESULTS.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     connection.close()
-    _database(create=False)
+    drop_database(SERVER_URL, DB_NAME)
 
 
 if __name__ == "__main__":

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
-import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import BENCH_DIR, ROOT, machine
+
 sys.path.insert(0, str(ROOT))
 
 from scoring import profile as choices  # noqa: E402
@@ -37,7 +34,7 @@ from scoring.profile import Profile  # noqa: E402
 from scoring.ranking import CatalogData, CompatInfo, SpeedInfo, recommend  # noqa: E402
 from tests.scoring.conftest import catalog_from_fixtures  # noqa: E402
 
-RESULTS = ROOT / "benchmarks" / "results" / "recommendations.md"
+RESULTS = BENCH_DIR / "results" / "recommendations.md"
 
 
 def random_profiles(count: int, seed: int = 7) -> list[Profile]:
@@ -129,12 +126,12 @@ def main() -> None:
     medians = {name: statistics.median(values) for name, values in timings.items()}
     names = list(cases)
     ratio = medians[names[1]] / medians[names[0]]
-    memory = subprocess.run(["free", "-h"], capture_output=True, text=True).stdout.strip()
+    info = machine()
     lines = [
         "# Recommendation maths benchmark",
         "",
-        f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- Machine: `nproc` = {os.cpu_count()}, Python {platform.python_version()}, {platform.machine()}",
+        f"- Date: {info['date']}",
+        f"- Machine: `nproc` = {info['nproc']}, Python {info['python']}, {platform.machine()}",
         f"- Run: `.venv/bin/python benchmarks/recommendations.py --profiles {args.profiles} --rounds {args.rounds}`"
         " (cases interleaved in shuffled order each round; median of rounds)",
         "",
@@ -146,7 +143,7 @@ def main() -> None:
         "compat rows.",
         "",
         "```",
-        memory,
+        info["memory"],
         "```",
     ]
     report = "\n".join(lines) + "\n"

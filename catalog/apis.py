@@ -1,15 +1,22 @@
 """REST endpoints of the catalog: tools, prices, sources, hardware, formats, features, use cases, compare.
 
 Style (see docs/api.md): one APIView per resource URL, explicit Filter/Input/Output serializers
-nested in the view, reads from catalog.selectors, writes through catalog.services. Lists are small
-(the whole catalog is a few hundred rows), so they are returned whole, in a stable order.
+nested in the view, reads from catalog.selectors, writes through catalog.services. The detail views
+(one object: GET and PATCH) are core.apis.DetailApi with their selector and update service. Lists are
+small (the whole catalog is a few hundred rows), so they are returned whole, in a stable order.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from django.db.models import Prefetch
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -34,7 +41,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
-from core.apis import Api, ListApi, list_envelope, list_response, query_params
+from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from probes.apis import MeasurementSummaryOutputSerializer
@@ -332,49 +339,46 @@ class ToolListApi(ListApi):
         return Response(_tool_detail_data(request, tool.slug), status=status.HTTP_201_CREATED)
 
 
-class ToolDetailApi(Api):
-    cache_scopes = ("catalog", "probes")
-    OutputSerializer = ToolDetailOutputSerializer
+# Each detail view's input is named after the view, as the schema names a serializer nested in a view.
+class ToolDetailInputSerializer(ToolListApi.InputSerializer):
+    slug = None
 
-    class InputSerializer(ToolListApi.InputSerializer):
-        slug = None
 
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         operation_id="tools_retrieve",
         tags=[TAG_CATALOG],
         summary="One tool",
         description="Prices, hardware, formats, API surfaces, features, caveats, sources and the tool's "
         "measurement summaries (p50/p95/p99 and 72-hour medians per probe target).",
         responses={200: ToolDetailOutputSerializer},
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        return Response(_tool_detail_data(request, slug))
-
-    @extend_schema(
+    ),
+    patch=extend_schema(
         operation_id="tools_partial_update",
         tags=[TAG_WRITES],
         summary="Change a tool (staff)",
         description="Only the fields sent change. `last_verified` moves only when you send it.",
-        request=InputSerializer(partial=True),
+        request=ToolDetailInputSerializer(partial=True),
         responses={200: ToolDetailOutputSerializer},
-    )
-    def patch(self, request: Request, slug: str) -> Response:
-        tool = Tool.objects.filter(slug=slug).first()
-        if tool is None:
-            raise NotFound(f'No tool with the slug "{slug}".')
-        serializer = self.InputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        services.tool_update(actor=request.user, tool=tool, data=serializer.validated_data)
-        return Response(_tool_detail_data(request, slug))
+    ),
+)
+class ToolDetailApi(DetailApi):
+    cache_scopes = ("catalog", "probes")
+    InputSerializer = ToolDetailInputSerializer
+    not_found = 'No tool with the slug "{slug}".'
+
+    @staticmethod
+    def select(*, slug: str) -> Tool:
+        return selectors.tool_get(slug=slug, details=False)
+
+    def update(self, *, actor: Any, instance: Tool, data: dict[str, Any]) -> Tool:
+        return services.tool_update(actor=actor, tool=instance, data=data)
+
+    def output_data(self, *, slug: str) -> dict[str, Any]:
+        return _tool_detail_data(self.request, slug)
 
 
 # --- Prices --------------------------------------------------------------------------------------
-
-
-def _price_queryset():
-    return PriceItem.objects.select_related("tool", "source").order_by(
-        "tool__name", "tool__slug", "position", "id"
-    )
 
 
 class PriceListApi(ListApi):
@@ -422,15 +426,8 @@ class PriceListApi(ListApi):
         responses={200: list_envelope("PriceList", PriceOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        filters = query_params(self.FilterSerializer, request)
-        queryset = _price_queryset()
-        if filters.get("tool"):
-            queryset = queryset.filter(tool=filters["tool"])
-        if filters.get("unit"):
-            queryset = queryset.filter(unit=filters["unit"])
-        if filters.get("tier"):
-            queryset = queryset.filter(tier=filters["tier"])
-        return list_response(rows=PriceOutputSerializer(queryset, many=True).data)
+        price_items = selectors.price_item_list(filters=query_params(self.FilterSerializer, request))
+        return list_response(rows=PriceOutputSerializer(price_items, many=True).data)
 
     @extend_schema(
         operation_id="prices_create",
@@ -452,42 +449,37 @@ class PriceListApi(ListApi):
         serializer.is_valid(raise_exception=True)
         price_item = services.price_item_create(actor=request.user, **serializer.validated_data)
         return Response(
-            PriceOutputSerializer(_price_queryset().get(pk=price_item.pk)).data, status=status.HTTP_201_CREATED
+            PriceOutputSerializer(selectors.price_item_get(pk=price_item.pk)).data, status=status.HTTP_201_CREATED
         )
 
 
-class PriceDetailApi(Api):
-    cache_scopes = ("catalog",)
-    class InputSerializer(PriceListApi.InputSerializer):
-        tool = None
+class PriceDetailInputSerializer(PriceListApi.InputSerializer):
+    tool = None
 
-    def _get_price(self, pk: int) -> PriceItem:
-        price_item = _price_queryset().filter(pk=pk).first()
-        if price_item is None:
-            raise NotFound(f"No price item with the id {pk}.")
-        return price_item
 
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         operation_id="prices_retrieve", tags=[TAG_CATALOG], summary="One price item",
         responses={200: PriceOutputSerializer},
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(PriceOutputSerializer(self._get_price(pk)).data)
-
-    @extend_schema(
+    ),
+    patch=extend_schema(
         operation_id="prices_partial_update",
         tags=[TAG_WRITES],
         summary="Change a price item (staff)",
         description="Only the fields sent change; `verified_on` moves only when you send it.",
-        request=InputSerializer(partial=True),
+        request=PriceDetailInputSerializer(partial=True),
         responses={200: PriceOutputSerializer},
-    )
-    def patch(self, request: Request, pk: int) -> Response:
-        price_item = self._get_price(pk)
-        serializer = self.InputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        services.price_item_update(actor=request.user, price_item=price_item, data=serializer.validated_data)
-        return Response(PriceOutputSerializer(self._get_price(pk)).data)
+    ),
+)
+class PriceDetailApi(DetailApi):
+    cache_scopes = ("catalog",)
+    InputSerializer = PriceDetailInputSerializer
+    OutputSerializer = PriceOutputSerializer
+    select = staticmethod(selectors.price_item_get)
+    not_found = "No price item with the id {pk}."
+
+    def update(self, *, actor: Any, instance: PriceItem, data: dict[str, Any]) -> PriceItem:
+        return services.price_item_update(actor=actor, price_item=instance, data=data)
 
 
 # --- Sources -------------------------------------------------------------------------------------
@@ -522,7 +514,7 @@ class SourceListApi(ListApi):
         responses={200: list_envelope("SourceList", SourceOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        return list_response(rows=SourceOutputSerializer(Source.objects.order_by("key"), many=True).data)
+        return list_response(rows=SourceOutputSerializer(selectors.source_list(), many=True).data)
 
     @extend_schema(
         operation_id="sources_create",
@@ -546,37 +538,32 @@ class SourceListApi(ListApi):
         return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
 
 
-class SourceDetailApi(Api):
-    cache_scopes = ("catalog",)
-    class InputSerializer(SourceInputSerializer):
-        key = None
+class SourceDetailInputSerializer(SourceInputSerializer):
+    key = None
 
-    def _get_source(self, key: str) -> Source:
-        source = Source.objects.filter(key=key).first()
-        if source is None:
-            raise NotFound(f'No source with the key "{key}".')
-        return source
 
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         operation_id="sources_retrieve", tags=[TAG_CATALOG], summary="One source",
         responses={200: SourceOutputSerializer},
-    )
-    def get(self, request: Request, key: str) -> Response:
-        return Response(SourceOutputSerializer(self._get_source(key)).data)
-
-    @extend_schema(
+    ),
+    patch=extend_schema(
         operation_id="sources_partial_update",
         tags=[TAG_WRITES],
         summary="Change a source (staff)",
-        request=InputSerializer(partial=True),
+        request=SourceDetailInputSerializer(partial=True),
         responses={200: SourceOutputSerializer},
-    )
-    def patch(self, request: Request, key: str) -> Response:
-        source = self._get_source(key)
-        serializer = self.InputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        source = services.source_update(actor=request.user, source=source, data=serializer.validated_data)
-        return Response(SourceOutputSerializer(source).data)
+    ),
+)
+class SourceDetailApi(DetailApi):
+    cache_scopes = ("catalog",)
+    InputSerializer = SourceDetailInputSerializer
+    OutputSerializer = SourceOutputSerializer
+    select = staticmethod(selectors.source_get)
+    not_found = 'No source with the key "{key}".'
+
+    def update(self, *, actor: Any, instance: Source, data: dict[str, Any]) -> Source:
+        return services.source_update(actor=actor, source=instance, data=data)
 
 
 # --- Hardware, formats, features, API surfaces ---------------------------------------------------

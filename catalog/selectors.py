@@ -20,6 +20,7 @@ from catalog.models import (
     Caveat,
     HardwareSupport,
     PriceItem,
+    Source,
     Tool,
     ToolApiSurface,
     ToolFeature,
@@ -137,9 +138,44 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
     )
 
 
-def tool_get(*, slug: str) -> Tool:
-    """One tool with everything its page shows. Raises Tool.DoesNotExist."""
-    return _with_details(Tool.objects.all()).get(slug=slug)
+def tool_get(*, slug: str, details: bool = True) -> Tool:
+    """One tool, by default with everything its page shows; `details=False` for the bare row a write needs.
+
+    Raises Tool.DoesNotExist.
+    """
+    return (_with_details(Tool.objects.all()) if details else Tool.objects).get(slug=slug)
+
+
+# --- Prices and sources ----------------------------------------------------------------------
+
+
+def price_item_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[PriceItem]:
+    """Price items with their tool and source, by tool then position; `filters`: tool, unit, tier."""
+    filters = filters or {}
+    queryset = PriceItem.objects.select_related("tool", "source").order_by("tool__name", "tool__slug", "position", "id")
+    for name in ("tool", "unit", "tier"):
+        if filters.get(name):
+            queryset = queryset.filter(**{name: filters[name]})
+    return queryset
+
+
+def price_item_get(*, pk: int) -> PriceItem:
+    """One price item with its tool and source. Raises PriceItem.DoesNotExist."""
+    return price_item_list().get(pk=pk)
+
+
+def source_list() -> QuerySet[Source]:
+    return Source.objects.order_by("key")
+
+
+def source_get(*, key: str) -> Source:
+    """Raises Source.DoesNotExist."""
+    return Source.objects.get(key=key)
+
+
+def guide_sources(*, keys: Sequence[str]) -> list[Source]:
+    """The sources among `keys` that the catalog holds, by key."""
+    return list(source_list().filter(key__in=keys))
 
 
 # --- Compare ---------------------------------------------------------------------------------

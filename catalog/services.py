@@ -14,8 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from catalog.models import Licence, PriceItem, Source, Tool
-from core.models import AuditEntry
-from core.services import audit_record, audit_value, creation_changes, model_update
+from core.services import audited_create, audited_update
 
 RATING_NEEDS_SOURCE = "A rating needs the source that gives it (rating_source)."
 PRICE_NEEDS_TOKEN_PRICE = "A per-token price needs input_usd_per_mtok or output_usd_per_mtok."
@@ -48,11 +47,6 @@ def _validate_tool(tool: Tool) -> None:
     tool.full_clean()
 
 
-def _sources_change(*, old: Iterable[Source], new: Iterable[Source]) -> dict[str, Any] | None:
-    old_keys, new_keys = sorted(source.key for source in old), sorted(source.key for source in new)
-    return None if old_keys == new_keys else {"old": old_keys, "new": new_keys}
-
-
 @transaction.atomic
 def tool_create(
     *,
@@ -79,32 +73,18 @@ def tool_create(
         rank=rank, verdict=verdict, ideal_for=ideal_for, pricing_summary=pricing_summary, licence=licence,
         repository_url=repository_url, website_url=website_url, last_verified=last_verified,
     )
-    _validate_tool(tool)
-    tool.save()
-    sources = list(sources)
-    tool.sources.set(sources)
-    changes = creation_changes(instance=tool, fields=TOOL_FIELDS)
-    changes["sources"] = {"old": None, "new": audit_value(sources)}
-    audit_record(actor=actor, action=AuditEntry.Action.CREATE, instance=tool, changes=changes)
-    return tool
+    return audited_create(
+        actor=actor, instance=tool, fields=TOOL_FIELDS, validate=_validate_tool, many_to_many={"sources": sources}
+    )
 
 
 @transaction.atomic
 def tool_update(*, actor: Any, tool: Tool, data: Mapping[str, Any]) -> Tool:
     """Apply the fields present in `data` (a partial update); the slug is the tool's identity and stays."""
-    changes = model_update(instance=tool, fields=TOOL_UPDATABLE_FIELDS, data=data)
-    if changes:
-        _validate_tool(tool)
-        tool.save()
-    if "sources" in data:
-        new_sources = list(data["sources"])
-        sources_change = _sources_change(old=tool.sources.all(), new=new_sources)
-        if sources_change:
-            tool.sources.set(new_sources)
-            changes["sources"] = sources_change
-    if changes:
-        audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=tool, changes=changes)
-    return tool
+    return audited_update(
+        actor=actor, instance=tool, fields=TOOL_UPDATABLE_FIELDS, data=data, validate=_validate_tool,
+        many_to_many_fields=("sources",),
+    )
 
 
 def _validate_price_item(price_item: PriceItem) -> None:
@@ -142,26 +122,15 @@ def price_item_create(
         output_usd_per_mtok=output_usd_per_mtok, amount_usd=amount_usd, discount_percent=discount_percent,
         is_lower_bound=is_lower_bound, notes=notes, position=position, verified_on=verified_on, source=source,
     )
-    _validate_price_item(price_item)
-    price_item.save()
-    audit_record(
-        actor=actor,
-        action=AuditEntry.Action.CREATE,
-        instance=price_item,
-        changes=creation_changes(instance=price_item, fields=PRICE_ITEM_FIELDS),
-    )
-    return price_item
+    return audited_create(actor=actor, instance=price_item, fields=PRICE_ITEM_FIELDS, validate=_validate_price_item)
 
 
 @transaction.atomic
 def price_item_update(*, actor: Any, price_item: PriceItem, data: Mapping[str, Any]) -> PriceItem:
     """Apply the fields present in `data`; a price never moves to another tool (create a new one)."""
-    changes = model_update(instance=price_item, fields=PRICE_ITEM_UPDATABLE_FIELDS, data=data)
-    if changes:
-        _validate_price_item(price_item)
-        price_item.save()
-        audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=price_item, changes=changes)
-    return price_item
+    return audited_update(
+        actor=actor, instance=price_item, fields=PRICE_ITEM_UPDATABLE_FIELDS, data=data, validate=_validate_price_item
+    )
 
 
 @transaction.atomic
@@ -176,23 +145,10 @@ def source_create(
     notes: str = "",
 ) -> Source:
     source = Source(key=key, title=title, url=url, publisher=publisher, verified_on=verified_on, notes=notes)
-    source.full_clean()
-    source.save()
-    audit_record(
-        actor=actor,
-        action=AuditEntry.Action.CREATE,
-        instance=source,
-        changes=creation_changes(instance=source, fields=SOURCE_FIELDS),
-    )
-    return source
+    return audited_create(actor=actor, instance=source, fields=SOURCE_FIELDS)
 
 
 @transaction.atomic
 def source_update(*, actor: Any, source: Source, data: Mapping[str, Any]) -> Source:
     """Apply the fields present in `data`; the key other records cite it by stays."""
-    changes = model_update(instance=source, fields=SOURCE_UPDATABLE_FIELDS, data=data)
-    if changes:
-        source.full_clean()
-        source.save()
-        audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=source, changes=changes)
-    return source
+    return audited_update(actor=actor, instance=source, fields=SOURCE_UPDATABLE_FIELDS, data=data)

@@ -20,6 +20,7 @@ from catalog.selectors import (
     CompareError,
     compare_parse_slugs,
     compare_split_slugs,
+    guide_sources,
     tool_compare,
     tool_get,
     tool_list,
@@ -173,5 +174,5 @@ def guide(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "catalog/guide.html",
-        {"page_sources": list(Source.objects.filter(key__in=GUIDE_SOURCE_KEYS))},
+        {"page_sources": guide_sources(keys=GUIDE_SOURCE_KEYS)},
     )

@@ -1,13 +1,16 @@
 """Building blocks every API view of the project shares."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -59,6 +62,42 @@ class Api(APIView):
             response.render()
             return conditional_get(request._request, response, built_at=getattr(self, "built_at", None))
         return response
+
+
+# One object's endpoint: GET shows it, PATCH changes the fields sent and answers the object as stored.
+# A subclass names `InputSerializer`, the selector that finds the object from the URL's arguments
+# (`select`, raising DoesNotExist), the message when there is none (`not_found`, formatted with those
+# arguments) and `update` (the service that applies a partial update); `output_data` shows the object
+# through `OutputSerializer` unless overridden. Each subclass documents its GET and PATCH with
+# `extend_schema_view`. (A comment, not a docstring: the schema shows a view's docstring as the
+# description of its operations.)
+class DetailApi(Api):
+    InputSerializer: type[serializers.Serializer]
+    OutputSerializer: type[serializers.Serializer]
+    select: Callable[..., Any]
+    not_found: str
+
+    def lookup(self, **url_kwargs: Any) -> Any:
+        try:
+            return self.select(**url_kwargs)
+        except ObjectDoesNotExist:
+            raise NotFound(self.not_found.format(**url_kwargs)) from None
+
+    def update(self, *, actor: Any, instance: Any, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def output_data(self, **url_kwargs: Any) -> Any:
+        return self.OutputSerializer(self.lookup(**url_kwargs), context={"request": self.request}).data
+
+    def get(self, request: Request, **url_kwargs: Any) -> Response:
+        return Response(self.output_data(**url_kwargs))
+
+    def patch(self, request: Request, **url_kwargs: Any) -> Response:
+        instance = self.lookup(**url_kwargs)
+        serializer = self.InputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        self.update(actor=request.user, instance=instance, data=serializer.validated_data)
+        return Response(self.output_data(**url_kwargs))
 
 
 class ListApi(Api):

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from django.db import models
 
 from core.models import AuditEntry
 
 Changes = dict[str, dict[str, Any]]
+ModelT = TypeVar("ModelT", bound=models.Model)
+Validator = Callable[[Any], None]
 
 
 def audit_value(value: Any) -> Any:
@@ -64,3 +66,65 @@ def audit_record(
 
 def creation_changes(*, instance: models.Model, fields: Iterable[str]) -> Changes:
     return {name: {"old": None, "new": audit_value(getattr(instance, name))} for name in fields}
+
+
+def _validate(instance: models.Model, validate: Validator | None) -> None:
+    if validate is None:
+        instance.full_clean()
+    else:
+        validate(instance)
+
+
+def audited_create(
+    *,
+    actor: Any,
+    instance: ModelT,
+    fields: Iterable[str],
+    validate: Validator | None = None,
+    many_to_many: Mapping[str, Iterable[models.Model]] | None = None,
+) -> ModelT:
+    """Validate (`validate`, else full_clean), save and audit a new object, with its `fields` as created.
+
+    `many_to_many` sets those relations once the object has a key and records them too. The caller
+    runs this inside its transaction.
+    """
+    _validate(instance, validate)
+    instance.save()
+    changes = creation_changes(instance=instance, fields=fields)
+    for name, related in (many_to_many or {}).items():
+        related = list(related)
+        getattr(instance, name).set(related)
+        changes[name] = {"old": None, "new": audit_value(related)}
+    audit_record(actor=actor, action=AuditEntry.Action.CREATE, instance=instance, changes=changes)
+    return instance
+
+
+def audited_update(
+    *,
+    actor: Any,
+    instance: ModelT,
+    fields: Iterable[str],
+    data: Mapping[str, Any],
+    validate: Validator | None = None,
+    many_to_many_fields: Iterable[str] = (),
+) -> ModelT:
+    """Apply the `fields` present in `data` (a partial update); validate, save and audit only what changed.
+
+    Relations named in `many_to_many_fields` are replaced when `data` carries them and differ. The
+    caller runs this inside its transaction.
+    """
+    changes = model_update(instance=instance, fields=fields, data=data)
+    if changes:
+        _validate(instance, validate)
+        instance.save()
+    for name in many_to_many_fields:
+        if name not in data:
+            continue
+        new = list(data[name])
+        old_value, new_value = audit_value(list(getattr(instance, name).all())), audit_value(new)
+        if old_value != new_value:
+            getattr(instance, name).set(new)
+            changes[name] = {"old": old_value, "new": new_value}
+    if changes:
+        audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=instance, changes=changes)
+    return instance

@@ -10,7 +10,6 @@ import datetime
 from operator import itemgetter
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -21,14 +20,11 @@ from rest_framework.reverse import reverse
 from catalog.models import Tool
 from core.apis import Api, ListApi, list_envelope, keyset_response, list_response, query_params
 from core.fields import SlugLookupField
-from core.models import AuditEntry
 from core.pagination import KeysetParamsSerializer, keyset_paginate
-from core.services import audit_record
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
 from probes.services import targets as target_services
-from probes.services.runs import probe_runs_enqueue
 
 TAG_PROBES = "probes"
 TAG_WRITES = "probe writes (staff)"
@@ -240,19 +236,13 @@ class ProbeTargetRunApi(Api):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         options = serializer.validated_data
-        with transaction.atomic():
-            runs = probe_runs_enqueue(
-                target=target,
-                suites=options.get("suites") or (ProbeRun.Suite.SPEED, ProbeRun.Suite.COMPAT),
-                workloads=options.get("workloads"),
-                concurrency=options.get("concurrency"),
-            )
-            audit_record(
-                actor=request.user,
-                action=AuditEntry.Action.TRIGGER,
-                instance=target,
-                changes={"runs": {"old": None, "new": [run.pk for run in runs]}},
-            )
+        runs = target_services.probe_target_run_request(
+            actor=request.user,
+            target=target,
+            suites=options.get("suites"),
+            workloads=options.get("workloads"),
+            concurrency=options.get("concurrency"),
+        )
         return Response(
             {
                 "runs": [

@@ -1,4 +1,4 @@
-"""factory_boy factories shared by every test package."""
+"""factory_boy factories shared by every test package, and builders of a catalog of any size."""
 import datetime
 from decimal import Decimal
 
@@ -128,6 +128,28 @@ class HardwareSpecFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
+class UseCaseFactory(DjangoModelFactory):
+    class Meta:
+        model = catalog.UseCase
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"use-case-{n}")
+    title = factory.Sequence(lambda n: f"Use case {n}")
+    question = "Which engine should I pick?"
+    group = catalog.UseCase.Group.FINAL_MAP
+
+
+class UseCaseRecommendationFactory(DjangoModelFactory):
+    class Meta:
+        model = catalog.UseCaseRecommendation
+
+    use_case = factory.SubFactory(UseCaseFactory)
+    tool = factory.SubFactory(ToolFactory)
+    position = factory.Sequence(lambda n: n)
+    reason = "Fits the workload."
+    source = factory.SubFactory(SourceFactory)
+
+
 class ProbeTargetFactory(DjangoModelFactory):
     class Meta:
         model = probes.ProbeTarget
@@ -212,3 +234,77 @@ class CompatStatusFactory(DjangoModelFactory):
     check_name = "logprobs"
     outcome = probes.CompatOutcome.Outcome.SUPPORTED
     checked_at = factory.LazyFunction(lambda: datetime.datetime.now(datetime.UTC))
+
+
+def build_catalog(n_tools: int, *, start: int = 0) -> list[catalog.Tool]:
+    """n tools, each with everything a tool page shows: prices, hardware, formats, surfaces, features,
+    caveats, sources, a use-case recommendation, a probe target with summaries and compat cells."""
+    source = SourceFactory(key="catalog-source")
+    licence = LicenceFactory()
+    cuda = HardwareTargetFactory(slug="nvidia-cuda", name="NVIDIA CUDA")
+    HardwareSpecFactory(slug="h100", name="H100", hardware_target=cuda, source=source)
+    fp8 = QuantFormatFactory(slug="fp8", name="FP8", hardware_requirement="Ada or Hopper or newer")
+    openai = ApiSurfaceFactory(slug="openai-chat", name="OpenAI chat completions")
+    batching = FeatureFactory(slug="continuous-batching", name="Continuous batching")
+    use_case = UseCaseFactory(slug="multi-user-serving", title="Multi-user serving")
+    tools = []
+    for index in range(start, start + n_tools):
+        tool = ToolFactory(
+            slug=f"engine-{index:03d}", name=f"Engine {index:03d}", licence=licence,
+            rating=Decimal("4.0") + Decimal(index % 10) / 10, rating_source=source, rank=index + 1,
+        )
+        tool.sources.add(source)
+        PriceItemFactory(tool=tool, item=f"model-{index}", source=source)
+        HardwareSupportFactory(tool=tool, hardware=cuda, source=source)
+        catalog.ToolQuantFormat.objects.create(tool=tool, quant_format=fp8, source=source)
+        catalog.ToolApiSurface.objects.create(tool=tool, api_surface=openai, gaps="No logprobs.", source=source)
+        catalog.ToolFeature.objects.create(tool=tool, feature=batching, source=source)
+        CaveatFactory(tool=tool, source=source)
+        UseCaseRecommendationFactory(use_case=use_case, tool=tool, position=index, source=source)
+        target = ProbeTargetFactory(slug=f"target-{index:03d}", name=f"Target {index:03d}", tool=tool)
+        MeasurementSummaryFactory(target=target)
+        CompatStatusFactory(target=target, check_name="logprobs")
+        tools.append(tool)
+    return tools
+
+
+def build_runs(target: probes.ProbeTarget, n_runs: int) -> list[probes.ProbeRun]:
+    base = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
+    runs = probes.ProbeRun.objects.bulk_create(
+        [
+            probes.ProbeRun(
+                target=target, suite=probes.ProbeRun.Suite.SPEED, workload="in-100", status="succeeded",
+                summary={"ttft_ms": {"p50": 100.0 + index}},
+            )
+            for index in range(n_runs)
+        ]
+    )
+    # auto_now_add stamps every row with "now"; spread them out so time filters have something to cut.
+    for index, run in enumerate(runs):
+        run.queued_at = base + datetime.timedelta(minutes=index)
+    probes.ProbeRun.objects.bulk_update(runs, ["queued_at"])
+    return runs
+
+
+def grow_catalog(n: int, *, start: int = 0, tps: float = 400.0) -> None:
+    """n extra engines on CUDA and n hosted providers, each provider priced, measured and compat-checked."""
+    cuda = HardwareTargetFactory(slug="nvidia-cuda", name="NVIDIA CUDA")
+    gguf = QuantFormatFactory(slug="gguf", name="GGUF")
+    seed = SourceFactory(key="seed-002-engine-comparison", title="Comparison (seed 002)")
+    for index in range(start, start + n):
+        engine = ToolFactory(slug=f"engine-{index}", name=f"Engine {index}")
+        HardwareSupportFactory(tool=engine, hardware=cuda)
+        engine.quant_format_support.create(quant_format=gguf)
+        CaveatFactory(tool=engine, source=seed)
+        provider = ToolFactory(slug=f"provider-{index}", name=f"Provider {index}", kind=catalog.Tool.Kind.PROVIDER)
+        HardwareSupportFactory(tool=provider, hardware=cuda, level=catalog.HardwareSupport.Level.PROVIDER)
+        PriceItemFactory(tool=provider, item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.15"),
+                         output_usd_per_mtok=Decimal("0.60"), source=seed)
+        PriceItemFactory(tool=provider, item=f"H100 {index}", unit="per_hour", tier="dedicated",
+                         input_usd_per_mtok=None, output_usd_per_mtok=None, amount_usd=Decimal("3.99"), source=seed)
+        target = ProbeTargetFactory(slug=f"provider-{index}-gpt-oss", tool=provider)
+        MeasurementSummaryFactory(target=target, workload="in-1k", metrics={
+            "output_speed_tps": {"p50": tps + index, "median_72h": tps + index},
+            "ttft_ms": {"p50": 200.0, "median_72h": 200.0},
+        })
+        CompatStatusFactory(target=target, check_name="logprobs", outcome="supported")

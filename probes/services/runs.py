@@ -70,7 +70,7 @@ class RunExecution(enum.StrEnum):
 # --- creating and enqueuing -------------------------------------------------------------------
 
 
-def probe_queue_for_region(region: str | None) -> str:
+def _queue_for_region(region: str | None) -> str:
     return f"{settings.PROBE_QUEUE_PREFIX}{region}" if region else "celery"
 
 
@@ -141,7 +141,7 @@ def probe_runs_create(
     suites, names, concurrency, requests = _validated(
         suites=suites, workloads=workloads, concurrency=concurrency, requests=requests, max_tokens=max_tokens
     )
-    queue = probe_queue_for_region(region)
+    queue = _queue_for_region(region)
     runs = []
     for suite in suites:
         plans = [(name, _workload(name)) for name in names] if suite == ProbeRun.Suite.SPEED else [("", None)]

@@ -11,7 +11,8 @@ from django.db import transaction
 from catalog.models import Tool
 from core.models import AuditEntry
 from core.services import audit_record, creation_changes, model_update
-from probes.models import ProbeTarget
+from probes.models import ProbeRun, ProbeTarget
+from probes.services.runs import probe_runs_enqueue
 
 BASE_URL_NO_CREDENTIALS = (
     "The base URL must not carry credentials, a query string or a fragment; "
@@ -77,3 +78,28 @@ def probe_target_update(*, actor: Any, target: ProbeTarget, data: Mapping[str, A
         target.save()
         audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=target, changes=changes)
     return target
+
+
+@transaction.atomic
+def probe_target_run_request(
+    *,
+    actor: Any,
+    target: ProbeTarget,
+    suites: tuple[str, ...] | list[str] | None = None,
+    workloads: list[str] | None = None,
+    concurrency: int | None = None,
+) -> list[ProbeRun]:
+    """Queue runs of a target on someone's request, and record who asked for them."""
+    runs = probe_runs_enqueue(
+        target=target,
+        suites=suites or (ProbeRun.Suite.SPEED, ProbeRun.Suite.COMPAT),
+        workloads=workloads,
+        concurrency=concurrency,
+    )
+    audit_record(
+        actor=actor,
+        action=AuditEntry.Action.TRIGGER,
+        instance=target,
+        changes={"runs": {"old": None, "new": [run.pk for run in runs]}},
+    )
+    return runs

@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.models import Tool
-from tests.api.factories import build_catalog
+from tests.factories import build_catalog
 from tests.factories import (
     FeatureFactory,
     HardwareSupportFactory,

@@ -6,7 +6,7 @@ import pytest
 from django.utils.http import http_date
 
 from probes.models import ProbeTarget
-from tests.api.factories import build_catalog, build_runs
+from tests.factories import build_catalog, build_runs
 
 pytestmark = pytest.mark.django_db
 

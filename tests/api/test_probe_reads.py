@@ -3,7 +3,7 @@ import datetime
 import pytest
 
 from probes.models import ProbeRun
-from tests.api.factories import build_runs
+from tests.factories import build_runs
 from tests.factories import (
     CompatOutcomeFactory,
     CompatStatusFactory,

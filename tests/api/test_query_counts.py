@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog.models import PriceItem
 from probes.models import ProbeRun, ProbeTarget
-from tests.api.factories import build_catalog, build_runs
+from tests.factories import build_catalog, build_runs
 from tests.factories import CompatOutcomeFactory, RequestMeasurementFactory
 
 pytestmark = pytest.mark.django_db

@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.api.factories import build_catalog, build_runs
+from tests.factories import build_catalog, build_runs
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

@@ -1,13 +1,9 @@
 """The real fixtures say what the seeds say: ratings, rank order, every stated price, caveats, sources."""
 import datetime
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import transaction
 
-from catalog.loading import load
 from catalog.models import (
     Caveat,
     HardwareSpec,
@@ -124,16 +120,7 @@ SEED_PRICES = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def real_catalog(django_db_setup, django_db_blocker):
-    """Load the real fixtures once for the module, and roll them back afterwards."""
-    with django_db_blocker.unblock(), transaction.atomic():
-        load(fixtures_dir=Path(settings.BASE_DIR) / "fixtures")
-        yield
-        transaction.set_rollback(True)
-
-
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("real_catalog")]
 
 
 def price_rows(slug: str) -> list[tuple]:

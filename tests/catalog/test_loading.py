@@ -11,7 +11,7 @@ import yaml
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from catalog.loading import FixtureError, load, load_all
+from catalog.loading import FixtureError, load
 from catalog.models import (
     ApiSurface,
     Caveat,

@@ -1,15 +1,11 @@
 """With the real fixtures loaded, every rated tool's page shows its rating and each seed price, and the
 catalog lists the 13 rated tools in the seed's order."""
 import re
-from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import transaction
 from django.urls import reverse
 from django.utils.html import escape
 
-from catalog.loading import load
 from catalog.models import PriceItem, Tool
 from catalog.templatetags.catalog_format import format_rating, format_usd
 
@@ -19,16 +15,7 @@ SEED_ORDER = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def real_catalog(django_db_setup, django_db_blocker):
-    """Load the real fixtures once for the module, and roll them back afterwards."""
-    with django_db_blocker.unblock(), transaction.atomic():
-        load(fixtures_dir=Path(settings.BASE_DIR) / "fixtures")
-        yield
-        transaction.set_rollback(True)
-
-
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("real_catalog")]
 
 
 def table_rows(html: str) -> list[str]:

@@ -4,9 +4,11 @@ from decimal import Decimal
 import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 
 from core.models import AuditEntry
-from core.services import audit_record, audit_value, model_update
+from catalog.models import Source
+from core.services import audit_record, audit_value, audited_create, audited_update, model_update
 from tests.factories import LicenceFactory, SourceFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +39,33 @@ def test_audit_record_keeps_the_username_after_the_account_is_gone():
     entry.refresh_from_db()
     assert (entry.user, entry.username, entry.object_type, entry.object_id) == (None, "editor", "catalog.tool",
                                                                                  str(tool.pk))
+
+
+def test_audited_create_validates_before_saving_and_records_fields_and_relations():
+    with pytest.raises(ValidationError):
+        audited_create(actor=None, instance=Source(key="not a slug", title="T"), fields=("key", "title"))
+    assert not Source.objects.filter(key="not a slug").exists()
+    assert not AuditEntry.objects.exists()
+
+    tool = ToolFactory.build(slug="new-engine", licence=LicenceFactory())
+    audited_create(actor=None, instance=tool, fields=("slug",), many_to_many={"sources": [SourceFactory(key="b")]})
+    entry = AuditEntry.objects.get()
+    assert (entry.action, entry.object_id) == (AuditEntry.Action.CREATE, str(tool.pk))
+    assert entry.changes == {"slug": {"old": None, "new": "new-engine"}, "sources": {"old": None, "new": ["b"]}}
+
+
+def test_audited_update_records_only_what_changed_including_relations():
+    tool = ToolFactory(name="vLLM")
+    tool.sources.set([SourceFactory(key="a")])
+    audited_update(actor=None, instance=tool, fields=("name",), data={"name": "vLLM", "sources": [Source.objects.get()]},
+                   many_to_many_fields=("sources",))
+    assert not AuditEntry.objects.exists()
+
+    audited_update(actor=None, instance=tool, fields=("name",), data={"sources": [SourceFactory(key="b")]},
+                   many_to_many_fields=("sources",))
+    entry = AuditEntry.objects.get()
+    assert entry.changes == {"sources": {"old": ["a"], "new": ["b"]}}
+    assert list(tool.sources.values_list("key", flat=True)) == ["b"]
 
 
 def test_audit_trail_is_read_only_in_the_admin(rf):

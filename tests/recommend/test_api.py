@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from tests.factories import CompatStatusFactory, HardwareSpecFactory, SourceFactory
-from tests.recommend.factories import grow_catalog
+from tests.factories import grow_catalog
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from tests.factories import CompatStatusFactory, HardwareSpecFactory, SourceFactory, ToolFactory
-from tests.recommend.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
+from tests.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
 
 pytestmark = pytest.mark.django_db
 
