@@ -10,7 +10,7 @@ import datetime
 from operator import itemgetter
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog.models import Tool
-from core.apis import Api, ListApi, list_envelope, keyset_response, list_response, query_params
+from core.apis import Api, DetailApi, ListApi, list_envelope, keyset_response, list_response, query_params
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_paginate
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
@@ -171,28 +171,28 @@ def _get_target(slug: str) -> ProbeTarget:
         raise NotFound(f'No probe target with the slug "{slug}".') from None
 
 
-class ProbeTargetDetailApi(Api):
-    # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         operation_id="probe_targets_retrieve", tags=[TAG_PROBES], summary="One probe target",
         responses={200: TargetOutputSerializer},
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        return Response(TargetOutputSerializer(_get_target(slug), context={"request": request}).data)
-
-    @extend_schema(
+    ),
+    patch=extend_schema(
         operation_id="probe_targets_partial_update",
         tags=[TAG_WRITES],
         summary="Change a probe target (staff)",
         request=TargetUpdateInputSerializer(partial=True),
         responses={200: TargetOutputSerializer},
-    )
-    def patch(self, request: Request, slug: str) -> Response:
-        target = _get_target(slug)
-        serializer = TargetUpdateInputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        target = target_services.probe_target_update(actor=request.user, target=target, data=serializer.validated_data)
-        return Response(TargetOutputSerializer(target, context={"request": request}).data)
+    ),
+)
+class ProbeTargetDetailApi(DetailApi):
+    # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
+    InputSerializer = TargetUpdateInputSerializer
+    OutputSerializer = TargetOutputSerializer
+    select = staticmethod(selectors.probe_target_get)
+    not_found = 'No probe target with the slug "{slug}".'
+
+    def update(self, *, actor: Any, instance: ProbeTarget, data: dict[str, Any]) -> ProbeTarget:
+        return target_services.probe_target_update(actor=actor, target=instance, data=data)
 
 
 class ProbeTargetRunApi(Api):

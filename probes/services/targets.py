@@ -10,7 +10,7 @@ from django.db import transaction
 
 from catalog.models import Tool
 from core.models import AuditEntry
-from core.services import audit_record, creation_changes, model_update
+from core.services import audit_record, audited_create, audited_update
 from probes.models import ProbeRun, ProbeTarget
 from probes.services.runs import probe_runs_enqueue
 
@@ -58,26 +58,15 @@ def probe_target_create(
         hardware=hardware, quantization=quantization, engine_version=engine_version, region=region, notes=notes,
         enabled=enabled,
     )
-    _validate_target(target)
-    target.save()
-    audit_record(
-        actor=actor,
-        action=AuditEntry.Action.CREATE,
-        instance=target,
-        changes=creation_changes(instance=target, fields=TARGET_FIELDS),
-    )
-    return target
+    return audited_create(actor=actor, instance=target, fields=TARGET_FIELDS, validate=_validate_target)
 
 
 @transaction.atomic
 def probe_target_update(*, actor: Any, target: ProbeTarget, data: Mapping[str, Any]) -> ProbeTarget:
     """Apply the fields present in `data`; the slug (what runs and schedules refer to) stays."""
-    changes = model_update(instance=target, fields=TARGET_UPDATABLE_FIELDS, data=data)
-    if changes:
-        _validate_target(target)
-        target.save()
-        audit_record(actor=actor, action=AuditEntry.Action.UPDATE, instance=target, changes=changes)
-    return target
+    return audited_update(
+        actor=actor, instance=target, fields=TARGET_UPDATABLE_FIELDS, data=data, validate=_validate_target
+    )
 
 
 @transaction.atomic
