@@ -152,3 +152,15 @@ def test_methodology_page_links_its_sections(live_server, measured_providers, pa
     assert "Groq · gpt-oss-120b" in rows.first.inner_text() or "Groq · gpt-oss-120b" in rows.nth(1).inner_text()
     screenshot(page, "methodology")
     assert problems == []
+
+
+def test_empty_providers_page_with_long_model_ids_fits_a_phone(live_server, phone_page, screenshot):
+    from django.core.management import call_command
+
+    call_command("load_catalog", verbosity=0)
+    phone_page.goto(f"{live_server.url}/providers/", wait_until="load")
+    assert "Nothing has been measured yet" in phone_page.content()
+    assert "accounts/fireworks/models/gpt-oss-120b" in phone_page.content()
+    width = phone_page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the empty providers page scrolls sideways on a phone ({width}px)"
+    screenshot(phone_page, "providers-empty-phone")
