@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 PY := $(BIN)/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: run test install install-dev browser migrate catalog engine bench check-deploy clean
 
@@ -26,7 +27,7 @@ install-dev: $(VENV)/.installed-dev browser
 
 # Browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
 browser:
-	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
+	@command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
 
 migrate: install
 	$(PY) manage.py migrate --noinput
@@ -34,7 +35,9 @@ migrate: install
 catalog: migrate
 	$(PY) manage.py load_catalog
 
-run: catalog
+# Loads the catalog on the first run only; `make catalog` refreshes it (and restores fixture rows edited since).
+run: migrate
+	$(PY) manage.py load_catalog --if-empty
 	$(BIN)/python bin/serve.py --host $(HOST) --port $(PORT)
 
 test: install-dev

@@ -112,7 +112,8 @@ def wait_until_up(port: int, process: subprocess.Popen, path: str, timeout_s: fl
             if fetch(port, path)[0] == 200:
                 return
         except OSError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     raise RuntimeError(f"gunicorn did not answer within {timeout_s:g} s")
 
 
@@ -166,6 +167,8 @@ def measure_throughput(
     headers: Mapping[str, str] | None = None,
 ) -> None:
     """Bursts of `burst` requests from `concurrency` clients, endpoint after endpoint in shuffled rounds."""
+    if burst < concurrency:
+        raise ValueError(f"a burst of {burst} requests cannot keep {concurrency} clients busy")
     order = list(endpoints)
     per_thread = burst // concurrency
     failures: list[str] = []

@@ -41,7 +41,6 @@ from catalog.models import (
 CATALOG_SUBDIR = "catalog"
 # libyaml's safe loader parses the fixtures about seven times faster than the pure-Python one.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# Fixture sections owned by other apps, loaded after the catalog in the same transaction.
 
 
 def default_fixtures_dir() -> Path:
@@ -529,7 +528,8 @@ def load_all(*, fixtures_dir: Path | None = None) -> dict[str, dict[str, Any]]:
 
     Returns ``{app: counts}``.
     """
-    # Imported here: both loaders import this module for FixtureError.
+    # Imported here: both read the catalog models this module's load() fills, and recommend.loading
+    # imports this module for FixtureError.
     from probes import loading as probes_loading
     from recommend import loading as recommend_loading
 

@@ -33,14 +33,13 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import Model
 from django.http import HttpRequest
 
 logger = logging.getLogger(__name__)
 
 ENTRY_KEY = "read:v3:{digest}"
-DEFAULT_TTL_SECONDS = 300
 
 # The tables whose rows a cached read may show. Runs and per-request measurements change constantly
 # and feed no cached read (the runs list is never cached), so they are in no scope; the one run field a
@@ -54,7 +53,7 @@ SCOPE_MODELS: dict[str, Callable[[type[Model]], bool]] = {
 
 
 def read_cache_seconds() -> int:
-    return getattr(settings, "READ_CACHE_SECONDS", DEFAULT_TTL_SECONDS)
+    return settings.READ_CACHE_SECONDS
 
 
 @functools.cache
@@ -124,7 +123,15 @@ def cached_read(
         return build(), int(time.time())
     scopes = tuple(sorted(set(scopes)))
     location = [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", "")]
-    raw = "\0".join([*location, *scopes, data_fingerprint(scopes)])
+    try:
+        fingerprint = data_fingerprint(scopes)
+    except DatabaseError:
+        # A pooler may have dropped the prepared statement (DISCARD ALL); prepare again next time and,
+        # like a cache outage, only cost speed now.
+        _prepared_on.pop(connection.connection, None)
+        logger.warning("data fingerprint unavailable; computing %s", request.path, exc_info=True)
+        return build(), int(time.time())
+    raw = "\0".join([*location, *scopes, fingerprint])
     key = ENTRY_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
     try:
         entry = cache.get(key)

@@ -116,7 +116,9 @@ def audited_update(
     changes = model_update(instance=instance, fields=fields, data=data)
     if changes:
         _validate(instance, validate)
-        instance.save()
+        # Only the changed columns: a concurrent edit of other fields (another PATCH, the admin) survives.
+        changed = [*changes, *(["updated_at"] if hasattr(instance, "updated_at") else [])]
+        instance.save(update_fields=changed)
     for name in many_to_many_fields:
         if name not in data:
             continue

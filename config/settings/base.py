@@ -89,6 +89,10 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# Seconds a cached page or API read may live; entries are keyed by the data they were built from,
+# so this is only a safety net for writes no fingerprint sees. 0 turns the read cache off.
+READ_CACHE_SECONDS = env.int("READ_CACHE_SECONDS", default=300)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

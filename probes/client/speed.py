@@ -132,7 +132,7 @@ async def run_speed_suite(
             "concurrency": concurrency,
             "temperature": TEMPERATURE,
             "stream": True,
-            "prompt": {"generator": PROMPT_GENERATOR, "run_nonce": run_nonce, "nonce": "<run_nonce>-<index>"},
+            "prompt": {"generator": PROMPT_GENERATOR, "run_nonce": run_nonce, "nonce": "<run_nonce>-<index>-<attempt>"},
         }
     )
     if config.key_missing():
@@ -244,12 +244,14 @@ async def _run_requests(
                 except Exception as error:  # a bug in the client must not lose the run
                     if _is_control_exception(error):
                         raise
-                    logger.exception("probe client failed on request %s", index)
+                    message = redact(f"{type(error).__name__}: {error}", secrets)
+                    # No traceback in the log: its frames' text is not redacted.
+                    logger.error("probe client failed on request %s: %s", index, message)
                     results[index] = RequestResult(
                         index=index,
                         started_at=dt.datetime.now(dt.timezone.utc),
                         error_class="client_error",
-                        error_message=redact(f"{type(error).__name__}: {error}", secrets),
+                        error_message=message,
                     )
                     continue
                 finally:
@@ -282,8 +284,8 @@ async def _settle_parameters(send: Callable[[int], Awaitable[object]]) -> None:
         await send(-1)
     except asyncio.CancelledError:
         raise
-    except Exception:  # noqa: BLE001 - see the docstring
-        logger.debug("parameter-settling request failed", exc_info=True)
+    except Exception as error:  # noqa: BLE001 - see the docstring
+        logger.debug("parameter-settling request failed: %s", type(error).__name__)
 
 
 def _finish_result(

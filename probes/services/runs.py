@@ -396,7 +396,12 @@ def _scrub(value: Any, secret: str) -> Any:
 def _text(value: Any, secret: str) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(_scrub(value, ""), default=str, sort_keys=True)
+    # ensure_ascii=False keeps a key with quotes or non-ASCII characters recognisable to the scrub below.
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(_scrub(value, ""), default=str, sort_keys=True, ensure_ascii=False)
+    )
     return _scrub(text, secret)
 
 

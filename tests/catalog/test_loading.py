@@ -239,3 +239,15 @@ def test_unknown_section_and_invalid_yaml_are_reported_with_the_file(tmp_path):
     extra.write_text("tools: [\n", encoding="utf-8")
     with pytest.raises(FixtureError, match=r"zz_extra\.yaml: \(file\): .*not valid YAML"):
         load(fixtures_dir=fixtures)
+
+
+def test_if_empty_loads_an_empty_catalog_and_leaves_a_loaded_one_alone():
+    call_command("load_catalog", "--if-empty", stdout=StringIO())
+    assert Tool.objects.filter(slug="vllm").exists()
+    Tool.objects.filter(slug="vllm").update(verdict="Edited by staff.")
+
+    out = StringIO()
+    call_command("load_catalog", "--if-empty", stdout=out)
+
+    assert "already loaded" in out.getvalue()
+    assert Tool.objects.get(slug="vllm").verdict == "Edited by staff."

@@ -223,3 +223,17 @@ def test_caching_can_be_turned_off(client, settings):
         client.get("/api/v1/tools/")
     assert len(queries) > 1 and not any("atlas_fingerprint" in query["sql"] for query in queries)
     assert "X-Page-Cache" not in client.get(reverse("catalog:tool_detail", args=["vllm"]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lost_prepared_fingerprint_costs_speed_not_the_page(client):
+    ToolFactory(slug="survivor", name="Survivor")
+    assert client.get(reverse("catalog:index")).status_code == 200
+    # What a connection pooler's DISCARD ALL does to the prepared fingerprint statement.
+    connection.connection.execute("DEALLOCATE ALL")
+
+    degraded = client.get(reverse("catalog:index"))
+    again = client.get(reverse("catalog:index"))
+
+    assert degraded.status_code == 200 and "Survivor" in degraded.content.decode()
+    assert again.status_code == 200 and "Survivor" in again.content.decode()

@@ -75,3 +75,19 @@ def test_audit_trail_is_read_only_in_the_admin(rf):
     assert not model_admin.has_add_permission(request)
     assert not model_admin.has_change_permission(request)
     assert not model_admin.has_delete_permission(request)
+
+
+@pytest.mark.django_db
+def test_an_update_writes_only_the_fields_it_changed():
+    from catalog.models import Tool
+    from core.services import audited_update
+    from tests.factories import ToolFactory
+
+    ToolFactory(slug="racy", verdict="first verdict", ideal_for="first ideal")
+    stale = Tool.objects.get(slug="racy")
+    Tool.objects.filter(slug="racy").update(ideal_for="edited meanwhile in the admin")
+
+    audited_update(actor=None, instance=stale, fields=("verdict", "ideal_for"), data={"verdict": "new verdict"})
+
+    saved = Tool.objects.get(slug="racy")
+    assert (saved.verdict, saved.ideal_for) == ("new verdict", "edited meanwhile in the admin")

@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.loading import FixtureError, default_fixtures_dir, load_all
+from catalog.models import Tool
 from probes.loading import FixtureError as TargetFixtureError
 
 
@@ -18,8 +19,15 @@ class Command(BaseCommand):
             "--fixtures-dir", type=Path, default=None,
             help=f"Directory holding the fixture sub-directories (default: {default_fixtures_dir()}).",
         )
+        parser.add_argument(
+            "--if-empty", action="store_true",
+            help="Load only into an empty catalog, so starting the site never undoes edits made since.",
+        )
 
-    def handle(self, *args, fixtures_dir: Path | None, **options) -> None:
+    def handle(self, *args, fixtures_dir: Path | None, if_empty: bool = False, **options) -> None:
+        if if_empty and Tool.objects.exists():
+            self.stdout.write("The catalog is already loaded; `make catalog` refreshes it from the fixtures.")
+            return
         try:
             results = load_all(fixtures_dir=fixtures_dir)
         except (FixtureError, TargetFixtureError) as exc:
