@@ -528,8 +528,7 @@ def load_all(*, fixtures_dir: Path | None = None) -> dict[str, dict[str, Any]]:
 
     Returns ``{app: counts}``.
     """
-    # Imported here: both read the catalog models this module's load() fills, and recommend.loading
-    # imports this module for FixtureError.
+    # Imported here: both loaders import this module for FixtureError.
     from probes import loading as probes_loading
     from recommend import loading as recommend_loading
 

@@ -16,6 +16,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from catalog.loading import FixtureError
 from catalog.models import Tool
 from probes.models import ProbeTarget
 
@@ -28,23 +29,22 @@ REQUIRED = ("slug", "name", "tool", "base_url", "model_id")
 ALLOWED = {*REQUIRED, *FIXTURE_OWNED, *OPERATOR_OWNED, "enabled"}
 
 
-class FixtureError(ValueError):
-    """A malformed entry in the target fixture; the message names the entry and the field."""
-
-
 def _entries(path: Path) -> list[dict[str, Any]]:
     document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     entries = document.get("targets") if isinstance(document, dict) else None
     if not isinstance(entries, list):
-        raise FixtureError(f"{path}: expected a top-level 'targets' list")
+        raise FixtureError(path=path, row="(document)", field="targets", message="expected a top-level list")
     for position, entry in enumerate(entries):
-        where = f"{path.name} entry {position + 1} ({entry.get('slug', '?') if isinstance(entry, dict) else '?'})"
+        where = f"entry {position + 1} ({entry.get('slug', '?') if isinstance(entry, dict) else '?'})"
         if not isinstance(entry, dict):
-            raise FixtureError(f"{where}: must be a mapping")
+            raise FixtureError(path=path, row=where, field="(entry)", message="must be a mapping")
         missing = [name for name in REQUIRED if not entry.get(name)]
         unknown = sorted(set(entry) - ALLOWED)
         if missing or unknown:
-            raise FixtureError(f"{where}: missing {missing or 'nothing'}, unknown fields {unknown or 'none'}")
+            raise FixtureError(
+                path=path, row=where, field=(missing or unknown)[0],
+                message=f"missing {missing or 'nothing'}, unknown fields {unknown or 'none'}",
+            )
     return entries
 
 
@@ -55,12 +55,12 @@ def _tool(candidates: str | list[str], tools: dict[str, Tool]) -> Tool | None:
     return None
 
 
-def _validate(target: ProbeTarget, where: str) -> None:
+def _validate(target: ProbeTarget, path: Path, where: str) -> None:
     try:
         target.full_clean(exclude=["tool"])
     except ValidationError as exc:
         fields = "; ".join(f"{name}: {' '.join(messages)}" for name, messages in exc.message_dict.items())
-        raise FixtureError(f"{where}: {fields}") from None
+        raise FixtureError(path=path, row=where, field=next(iter(exc.message_dict)), message=fields) from None
 
 
 @transaction.atomic
@@ -75,10 +75,12 @@ def load(*, fixtures_dir: Path) -> dict[str, int]:
     tools = {tool.slug: tool for tool in Tool.objects.all()}
     existing = {target.slug: target for target in ProbeTarget.objects.filter(slug__in=[e["slug"] for e in entries])}
     for entry in entries:
-        where = f"{FILENAME} {entry['slug']}"
+        where = f"target {entry['slug']}"
         tool = _tool(entry["tool"], tools)
         if tool is None:
-            logger.warning("%s: skipped, catalog has no tool %s (load the catalog first)", where, entry["tool"])
+            logger.warning(
+                "%s %s: skipped, catalog has no tool %s (load the catalog first)", FILENAME, where, entry["tool"]
+            )
             counts["skipped"] += 1
             continue
         target = existing.get(entry["slug"])
@@ -86,7 +88,7 @@ def load(*, fixtures_dir: Path) -> dict[str, int]:
             target = ProbeTarget(slug=entry["slug"], tool=tool, enabled=bool(entry.get("enabled", False)))
             for name in (*FIXTURE_OWNED, *OPERATOR_OWNED):
                 setattr(target, name, entry.get(name, "") or "")
-            _validate(target, where)
+            _validate(target, path, where)
             target.save()
             counts["created"] += 1
             continue
@@ -97,7 +99,7 @@ def load(*, fixtures_dir: Path) -> dict[str, int]:
             target.tool = tool
             changed.append("tool")
         if changed:
-            _validate(target, where)
+            _validate(target, path, where)
             target.save(update_fields=[*changed, "updated_at"])
             counts["updated"] += 1
         else:

@@ -5,7 +5,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.loading import FixtureError, default_fixtures_dir, load_all
 from catalog.models import Tool
-from probes.loading import FixtureError as TargetFixtureError
 
 
 class Command(BaseCommand):
@@ -30,7 +29,7 @@ class Command(BaseCommand):
             return
         try:
             results = load_all(fixtures_dir=fixtures_dir)
-        except (FixtureError, TargetFixtureError) as exc:
+        except FixtureError as exc:
             raise CommandError(f"Nothing was loaded. {exc}") from exc
         for app, counts in results.items():
             for section, section_counts in counts.items():
