@@ -40,8 +40,11 @@ run: migrate
 	$(PY) manage.py load_catalog --if-empty
 	$(BIN)/python bin/serve.py --host $(HOST) --port $(PORT)
 
+# Uses the PostgreSQL and Redis that answer (DATABASE_URL / REDIS_URL, else the default ports) or starts
+# throw-away ones for the run, installing Debian's packages when missing (bin/with_services.py).
+# PYTEST_ADDOPTS narrows the run, e.g. PYTEST_ADDOPTS='tests/core' make test.
 test: install-dev
-	$(BIN)/pytest
+	$(PY) bin/with_services.py -- $(BIN)/pytest
 
 engine: catalog $(VENV)/.installed-dev
 	$(PY) manage.py engine_demo
