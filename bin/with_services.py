@@ -11,6 +11,7 @@ interrupted (Ctrl-C, SIGTERM, SIGHUP). A server that already runs is never stopp
 """
 import argparse
 import ctypes
+import functools
 import os
 import pwd
 import shutil
@@ -49,10 +50,25 @@ def free_loopback_port() -> int:
 
 
 def die_with_parent(signum: int):
-    """A preexec hook: the kernel sends `signum` to the server if this run is killed without a chance to clean up."""
+    """A preexec hook: the kernel sends `signum` to the server if this run is killed without a chance to clean up.
+
+    Linux only; elsewhere a killed run leaves its servers behind."""
+    if not sys.platform.startswith("linux"):
+        return None
+
     def hook() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
     return hook
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def postgres_problem(url: str) -> str | None:
@@ -80,15 +96,29 @@ def redis_problem(url: str) -> str | None:
         return str(exc) or type(exc).__name__
 
 
+def apt_get(*args: str) -> None:
+    prefix = [] if os.geteuid() == 0 else ["sudo"]
+    if prefix and shutil.which("sudo") is None:
+        raise ServiceError(f"`apt-get {' '.join(args)}` needs root and there is no sudo")
+    command = [*prefix, "apt-get", *args]
+    if subprocess.run(command, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive")).returncode != 0:
+        raise ServiceError(f"`{' '.join(command)}` failed")
+
+
+@functools.cache
+def apt_update() -> None:
+    apt_get("update", "-qq")
+
+
 def apt_install(package: str) -> None:
     if shutil.which("apt-get") is None:
-        raise ServiceError(f"{package} is not installed and there is no apt-get to install it")
-    prefix = [] if os.geteuid() == 0 else ["sudo"]
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        raise ServiceError(
+            f"{package} is not installed and there is no apt-get to install it: install it, or point "
+            "DATABASE_URL / REDIS_URL at servers that answer"
+        )
     say(f"installing the Debian package {package}")
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
-        if subprocess.run(prefix + command, env=env).returncode != 0:
-            raise ServiceError(f"`{' '.join(prefix + command)}` failed")
+    apt_update()
+    apt_get("install", "-y", "-qq", package)
 
 
 def postgres_bin_dir() -> Path | None:
@@ -159,20 +189,16 @@ def start_postgres(stack: ExitStack, run_dir: Path, wanted_url: str) -> str:
         if bin_dir is None:
             raise ServiceError("the postgresql package installed no initdb")
     owner = Owner.for_postgres()
-    handle = run_dir / "postgres"
-    if owner.uid is None:
-        cluster_dir = handle
-        cluster_dir.mkdir()
-    else:
-        # The checkout may sit in a folder only root can enter (a `mktemp -d` clone is mode 0700), and the
-        # postgres account must reach its data directory, so the cluster lives in a private temporary folder
-        # of its own and var/ holds a link to it. Opening up the checkout's folders instead would loosen
-        # permissions that are not this run's to change.
-        cluster_dir = Path(tempfile.mkdtemp(prefix="atlas-test-postgres-"))
-        os.chown(cluster_dir, owner.uid, owner.gid)
-        handle.symlink_to(cluster_dir)
-        stack.callback(handle.unlink)
+    # Run as root, the server runs as the postgres account, which may not enter the checkout (a `mktemp -d`
+    # clone is mode 0700), so the cluster lives in a private temporary folder of its own, handed to that
+    # account, and var/ holds a link to it; opening up the checkout's folders instead would loosen permissions
+    # that are not this run's to change. The short path also keeps the server's socket under the 107-byte limit.
+    cluster_dir = Path(tempfile.mkdtemp(prefix="atlas-test-postgres-"))
     stack.callback(shutil.rmtree, cluster_dir, ignore_errors=True)
+    if owner.uid is not None:
+        os.chown(cluster_dir, owner.uid, owner.gid)
+    handle = run_dir / "postgres"
+    handle.symlink_to(cluster_dir)
     data_dir = cluster_dir / "data"
     log = cluster_dir / "server.log"
     with log.open("ab") as log_file:
@@ -256,7 +282,7 @@ def remove_abandoned_runs() -> None:
     if not RUNS_DIR.exists():
         return
     for run_dir in RUNS_DIR.iterdir():
-        if run_dir.name.isdigit() and not Path(f"/proc/{run_dir.name}").exists():
+        if run_dir.name.isdigit() and not process_exists(int(run_dir.name)):
             handle = run_dir / "postgres"
             if handle.is_symlink():
                 shutil.rmtree(handle.resolve(), ignore_errors=True)
