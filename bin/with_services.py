@@ -100,8 +100,9 @@ def apt_get(*args: str) -> None:
     prefix = [] if os.geteuid() == 0 else ["sudo"]
     if prefix and shutil.which("sudo") is None:
         raise ServiceError(f"`apt-get {' '.join(args)}` needs root and there is no sudo")
-    command = [*prefix, "apt-get", *args]
-    if subprocess.run(command, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive")).returncode != 0:
+    # Through env(1): sudo resets the environment, and debconf must not ask questions.
+    command = [*prefix, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get", *args]
+    if subprocess.run(command).returncode != 0:
         raise ServiceError(f"`{' '.join(command)}` failed")
 
 
@@ -309,7 +310,7 @@ def provide(stack: ExitStack) -> dict[str, str]:
             say(f"using the server at {redacted(url)}")
             urls[variable] = url
             continue
-        say(f"{redacted(url)} does not answer ({problem})")
+        say(f"{redacted(url)} cannot be used ({problem})")
         if not run_dir.exists():
             run_dir.mkdir(parents=True)
             stack.callback(shutil.rmtree, run_dir, ignore_errors=True)

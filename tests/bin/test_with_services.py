@@ -96,7 +96,7 @@ def test_starts_its_own_servers_when_the_defaults_do_not_answer_and_removes_them
         cwd=ROOT, env=absent_defaults_env, capture_output=True, text=True, timeout=120,
     )
     assert runner.returncode == exit_code, runner.stderr
-    assert "does not answer" in runner.stderr
+    assert "cannot be used (connection failed" in runner.stderr
     report = json.loads(report_path.read_text())
     assert report["database_url"].endswith("/inference_atlas")
     assert report["database_url"] != absent_defaults_env["SERVICES_DEFAULT_DATABASE_URL"]
