@@ -3,7 +3,7 @@
 Not a Procfile runner: honcho 2.0 sends SIGTERM to each whole process group, so Celery's pool child dies
 behind its parent's back (an ERROR line on every Ctrl-C), and SIGKILLs whatever still runs 5 s after the
 first process ends, a fixed grace shorter than the worker's warm shutdown (5.8-8.5 s on a busy 2-core machine).
-Only each parent is signalled here, and each gets STOP_GRACE_SECONDS to finish.
+Here only each parent is signalled, and it gets STOP_GRACE_SECONDS to finish before its group is killed.
 """
 import argparse
 import os
@@ -34,16 +34,22 @@ def main() -> int:
             "--bind", f"{args.host}:{args.port}", "--workers", "2", "--access-logfile", "-",
         ],
     }
-    processes = {name: subprocess.Popen(cmd, cwd=ROOT) for name, cmd in commands.items()}
-    print(f"Inference Atlas on http://{args.host}:{args.port}/ (worker and beat running; Ctrl-C stops all)", flush=True)
+    processes: dict[str, subprocess.Popen] = {}
 
     def stop(*_: object) -> None:
         for process in processes.values():
             if process.poll() is None:
                 process.terminate()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
+    # Each in a session of its own: Ctrl-C reaches this runner only, which asks each parent to stop gracefully,
+    # instead of the terminal's SIGINT hitting every process at once (gunicorn's SIGINT drops requests in flight
+    # and Celery's pool children would be signalled behind their parent's back).
+    for name, cmd in commands.items():
+        processes[name] = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+    print(f"Inference Atlas on http://{args.host}:{args.port}/ (worker and beat running; Ctrl-C stops all)", flush=True)
+
     try:
         while all(process.poll() is None for process in processes.values()):
             time.sleep(0.5)
@@ -53,7 +59,8 @@ def main() -> int:
             try:
                 process.wait(timeout=STOP_GRACE_SECONDS)
             except subprocess.TimeoutExpired:
-                process.kill()
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
     failed = [name for name, process in processes.items() if process.returncode not in (0, -signal.SIGTERM)]
     return 1 if failed else 0
 
