@@ -6,7 +6,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.deconstruct import deconstructible
 
-from catalog.models import TimeStampedModel, Tool
+from catalog.models import Tool
+from core.models import TimeStampedModel
 from probes.client.config import api_key_env_error
 
 
