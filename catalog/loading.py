@@ -142,6 +142,14 @@ def _date(value: Any) -> datetime.date | None:
         raise ValueError(f"expected a date (YYYY-MM-DD), got {value!r}") from exc
 
 
+def _mapping(value: Any) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping, got {value!r}")
+    return {str(key): _text(item) for key, item in value.items()}
+
+
 SOURCE = Ref(Source, "key")
 
 SPECS: dict[str, Spec] = {
@@ -272,7 +280,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
         ToolApiSurface,
         key=("api_surface",),
         required=("api_surface", "source"),
-        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": _text, "source": SOURCE},
+        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": _text, "checks": _mapping, "source": SOURCE},
     ),
     "features": Spec(
         ToolFeature,
