@@ -22,9 +22,12 @@ from catalog.models import (
     HardwareSpec,
     HardwareSupport,
     HardwareTarget,
+    LanguageModel,
     Licence,
+    ModelOffering,
     PriceItem,
     QuantFormat,
+    ReportedFigure,
     Source,
     Tool,
     ToolApiSurface,
@@ -46,6 +49,7 @@ from core.loading import (
     to_date,
     to_decimal,
     to_integer,
+    to_mapping,
     to_text,
 )
 
@@ -102,6 +106,25 @@ SPECS: dict[str, Spec] = {
         fields={"slug": to_text, "name": to_text, "description": to_text, "position": to_integer},
         auto_position=True,
     ),
+    "models": Spec(
+        LanguageModel,
+        key=("slug",),
+        required=("name", "publisher", "source"),
+        fields={
+            "slug": to_text,
+            "name": to_text,
+            "publisher": to_text,
+            "summary": to_text,
+            "params_total_b": to_decimal,
+            "params_active_b": to_decimal,
+            "context_tokens": to_integer,
+            "licence": Ref(Licence, "spdx_id"),
+            "weights_url": to_text,
+            "position": to_integer,
+            "source": SOURCE,
+        },
+        auto_position=True,
+    ),
     "tools": Spec(
         Tool,
         key=("slug",),
@@ -144,6 +167,47 @@ SPECS: dict[str, Spec] = {
         },
         auto_position=True,
     ),
+    "model_offerings": Spec(
+        ModelOffering,
+        key=("tool", "model"),
+        required=("tool", "model", "source"),
+        fields={
+            "tool": Ref(Tool, "slug"),
+            "model": Ref(LanguageModel, "slug"),
+            "api_model_id": to_text,
+            "context_tokens": to_integer,
+            "notes": to_text,
+            "verified_on": to_date,
+            "source": SOURCE,
+        },
+    ),
+    # A third-party figure is shown only with who published it, where and when: a row missing any of
+    # them is rejected rather than loaded as an unsourced number.
+    "reported_figures": Spec(
+        ReportedFigure,
+        key=("key",),
+        required=("tool", "metric", "value", "publisher", "url", "observed_on", "verified_on"),
+        fields={
+            "key": to_text,
+            "tool": Ref(Tool, "slug"),
+            "model": Ref(LanguageModel, "slug"),
+            "hardware": Ref(HardwareSpec, "slug"),
+            "device_count": to_integer,
+            "metric": to_text,
+            "value": to_decimal,
+            "is_approximate": to_boolean,
+            "concurrency": to_integer,
+            "workload": to_text,
+            "publisher": to_text,
+            "url": to_text,
+            "observed_on": to_date,
+            "verified_on": to_date,
+            "source": SOURCE,
+            "notes": to_text,
+            "position": to_integer,
+        },
+        auto_position=True,
+    ),
 }
 
 # Rows nested under a tool; the tool itself is the first part of each natural key.
@@ -165,6 +229,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
             "position": to_integer,
             "verified_on": to_date,
             "source": SOURCE,
+            "model": Ref(LanguageModel, "slug"),
         },
         auto_position=True,
     ),
@@ -184,7 +249,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
         ToolApiSurface,
         key=("api_surface",),
         required=("api_surface", "source"),
-        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": to_text, "source": SOURCE},
+        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": to_text, "checks": to_mapping, "source": SOURCE},
     ),
     "features": Spec(
         ToolFeature,
@@ -200,8 +265,8 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
     ),
 }
 
-SECTION_ORDER = ("sources", "licences", "hardware_targets", "quant_formats", "api_surfaces", "features", "tools",
-                 "hardware_specs")
+SECTION_ORDER = ("sources", "licences", "hardware_targets", "quant_formats", "api_surfaces", "features", "models",
+                 "tools", "hardware_specs", "model_offerings", "reported_figures")
 COUNT_NAMES = SECTION_ORDER + tuple(f"tool_{name}" for name in TOOL_CHILD_SPECS) + ("tool_sources",)
 
 

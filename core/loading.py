@@ -183,6 +183,14 @@ def to_date(value: Any) -> datetime.date | None:
         raise ValueError(f"expected a date (YYYY-MM-DD), got {value!r}") from exc
 
 
+def to_mapping(value: Any) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping, got {value!r}")
+    return {str(key): to_text(item) for key, item in value.items()}
+
+
 # --- reading the files ----------------------------------------------------------------------
 
 
@@ -199,7 +207,7 @@ class Row:
 
 
 def row_label(section: str, index: int, data: Mapping[str, Any]) -> str:
-    for name in ("slug", "key", "spdx_id", "item", "hardware", "quant_format", "api_surface", "feature"):
+    for name in ("slug", "key", "spdx_id", "item", "hardware", "quant_format", "api_surface", "feature", "tool"):
         if isinstance(data, Mapping) and data.get(name) not in (None, ""):
             return f"{section}[{index}] ({name}={data[name]})"
     return f"{section}[{index}]"
