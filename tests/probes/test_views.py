@@ -307,7 +307,7 @@ def test_tool_partial_renders_with_the_documented_context_name(now):
 def test_a_real_engine_probe_appears_on_the_engines_page(client, llama_server):
     """End to end: a real llama.cpp server probed by the real services, then read back by the page."""
     from probes.models import CompatStatus, MeasurementSummary
-    from probes.services.runs import probe_target_run_now
+    from probes.services.runs.execute import probe_target_run_now
 
     engine = make_tool(slug="llama-cpp", name="llama.cpp", kind=Tool.Kind.ENGINE)
     target = factories.ProbeTargetFactory(
