@@ -7,9 +7,12 @@ from catalog.models import (
     HardwareSpec,
     HardwareSupport,
     HardwareTarget,
+    LanguageModel,
     Licence,
+    ModelOffering,
     PriceItem,
     QuantFormat,
+    ReportedFigure,
     Source,
     Tool,
     ToolApiSurface,
@@ -24,10 +27,10 @@ class PriceItemInline(admin.TabularInline):
     model = PriceItem
     extra = 0
     fields = (
-        "position", "item", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd",
+        "position", "item", "model", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd",
         "discount_percent", "is_lower_bound", "notes", "verified_on", "source",
     )
-    autocomplete_fields = ("source",)
+    autocomplete_fields = ("source", "model")
 
 
 class HardwareSupportInline(admin.TabularInline):
@@ -122,11 +125,13 @@ class FeatureAdmin(admin.ModelAdmin):
 
 @admin.register(PriceItem)
 class PriceItemAdmin(admin.ModelAdmin):
-    list_display = ("tool", "item", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd", "verified_on")
-    list_filter = ("unit", "tier", "tool__kind", "tool", "verified_on")
+    list_display = (
+        "tool", "item", "model", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd", "verified_on",
+    )
+    list_filter = ("unit", "tier", "tool__kind", "tool", "model", "verified_on")
     search_fields = ("item", "notes", "tool__name", "tool__slug")
-    list_select_related = ("tool",)
-    autocomplete_fields = ("tool", "source")
+    list_select_related = ("tool", "model")
+    autocomplete_fields = ("tool", "source", "model")
 
 
 @admin.register(HardwareSupport)
@@ -209,3 +214,42 @@ class HardwareSpecAdmin(admin.ModelAdmin):
     search_fields = ("name", "slug", "vendor", "notes")
     list_select_related = ("hardware_target",)
     autocomplete_fields = ("hardware_target", "source")
+
+
+class ModelOfferingInline(admin.TabularInline):
+    model = ModelOffering
+    extra = 0
+    fields = ("tool", "api_model_id", "context_tokens", "notes", "verified_on", "source")
+    autocomplete_fields = ("tool", "source")
+
+
+@admin.register(LanguageModel)
+class LanguageModelAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "publisher", "params_total_b", "params_active_b", "context_tokens", "licence")
+    list_filter = ("publisher", "licence")
+    search_fields = ("name", "slug", "publisher", "summary")
+    list_select_related = ("licence",)
+    prepopulated_fields = {"slug": ("name",)}
+    autocomplete_fields = ("licence", "source")
+    inlines = (ModelOfferingInline,)
+
+
+@admin.register(ModelOffering)
+class ModelOfferingAdmin(admin.ModelAdmin):
+    list_display = ("model", "tool", "api_model_id", "context_tokens", "verified_on")
+    list_filter = ("model", "tool__kind", "tool")
+    search_fields = ("model__name", "tool__name", "api_model_id", "notes")
+    list_select_related = ("model", "tool")
+    autocomplete_fields = ("model", "tool", "source")
+
+
+@admin.register(ReportedFigure)
+class ReportedFigureAdmin(admin.ModelAdmin):
+    """Third-party figures: publisher, link and both dates are required, so none is shown unsourced."""
+
+    list_display = ("key", "tool", "model", "hardware", "metric", "value", "publisher", "observed_on", "verified_on")
+    list_filter = ("metric", "tool", "model", "publisher", "observed_on")
+    search_fields = ("key", "publisher", "url", "workload", "notes", "tool__name")
+    list_select_related = ("tool", "model", "hardware")
+    autocomplete_fields = ("tool", "model", "hardware", "source")
+    date_hierarchy = "observed_on"

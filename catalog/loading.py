@@ -28,9 +28,12 @@ from catalog.models import (
     HardwareSpec,
     HardwareSupport,
     HardwareTarget,
+    LanguageModel,
     Licence,
+    ModelOffering,
     PriceItem,
     QuantFormat,
+    ReportedFigure,
     Source,
     Tool,
     ToolApiSurface,
@@ -142,6 +145,14 @@ def _date(value: Any) -> datetime.date | None:
         raise ValueError(f"expected a date (YYYY-MM-DD), got {value!r}") from exc
 
 
+def _mapping(value: Any) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping, got {value!r}")
+    return {str(key): _text(item) for key, item in value.items()}
+
+
 SOURCE = Ref(Source, "key")
 
 SPECS: dict[str, Spec] = {
@@ -190,6 +201,25 @@ SPECS: dict[str, Spec] = {
         fields={"slug": _text, "name": _text, "description": _text, "position": _integer},
         auto_position=True,
     ),
+    "models": Spec(
+        LanguageModel,
+        key=("slug",),
+        required=("name", "publisher", "source"),
+        fields={
+            "slug": _text,
+            "name": _text,
+            "publisher": _text,
+            "summary": _text,
+            "params_total_b": _decimal,
+            "params_active_b": _decimal,
+            "context_tokens": _integer,
+            "licence": Ref(Licence, "spdx_id"),
+            "weights_url": _text,
+            "position": _integer,
+            "source": SOURCE,
+        },
+        auto_position=True,
+    ),
     "tools": Spec(
         Tool,
         key=("slug",),
@@ -232,6 +262,47 @@ SPECS: dict[str, Spec] = {
         },
         auto_position=True,
     ),
+    "model_offerings": Spec(
+        ModelOffering,
+        key=("tool", "model"),
+        required=("tool", "model", "source"),
+        fields={
+            "tool": Ref(Tool, "slug"),
+            "model": Ref(LanguageModel, "slug"),
+            "api_model_id": _text,
+            "context_tokens": _integer,
+            "notes": _text,
+            "verified_on": _date,
+            "source": SOURCE,
+        },
+    ),
+    # A third-party figure is shown only with who published it, where and when: a row missing any of
+    # them is rejected rather than loaded as an unsourced number.
+    "reported_figures": Spec(
+        ReportedFigure,
+        key=("key",),
+        required=("tool", "metric", "value", "publisher", "url", "observed_on", "verified_on"),
+        fields={
+            "key": _text,
+            "tool": Ref(Tool, "slug"),
+            "model": Ref(LanguageModel, "slug"),
+            "hardware": Ref(HardwareSpec, "slug"),
+            "device_count": _integer,
+            "metric": _text,
+            "value": _decimal,
+            "is_approximate": _boolean,
+            "concurrency": _integer,
+            "workload": _text,
+            "publisher": _text,
+            "url": _text,
+            "observed_on": _date,
+            "verified_on": _date,
+            "source": SOURCE,
+            "notes": _text,
+            "position": _integer,
+        },
+        auto_position=True,
+    ),
 }
 
 # Rows nested under a tool; the tool itself is the first part of each natural key.
@@ -253,6 +324,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
             "position": _integer,
             "verified_on": _date,
             "source": SOURCE,
+            "model": Ref(LanguageModel, "slug"),
         },
         auto_position=True,
     ),
@@ -272,7 +344,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
         ToolApiSurface,
         key=("api_surface",),
         required=("api_surface", "source"),
-        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": _text, "source": SOURCE},
+        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": _text, "checks": _mapping, "source": SOURCE},
     ),
     "features": Spec(
         ToolFeature,
@@ -288,8 +360,8 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
     ),
 }
 
-SECTION_ORDER = ("sources", "licences", "hardware_targets", "quant_formats", "api_surfaces", "features", "tools",
-                 "hardware_specs")
+SECTION_ORDER = ("sources", "licences", "hardware_targets", "quant_formats", "api_surfaces", "features", "models",
+                 "tools", "hardware_specs", "model_offerings", "reported_figures")
 COUNT_NAMES = SECTION_ORDER + tuple(f"tool_{name}" for name in TOOL_CHILD_SPECS) + ("tool_sources",)
 
 
@@ -309,7 +381,7 @@ class Row:
 
 
 def _row_label(section: str, index: int, data: Mapping[str, Any]) -> str:
-    for name in ("slug", "key", "spdx_id", "item", "hardware", "quant_format", "api_surface", "feature"):
+    for name in ("slug", "key", "spdx_id", "item", "hardware", "quant_format", "api_surface", "feature", "tool"):
         if isinstance(data, Mapping) and data.get(name) not in (None, ""):
             return f"{section}[{index}] ({name}={data[name]})"
     return f"{section}[{index}]"

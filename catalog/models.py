@@ -1,6 +1,7 @@
 """What is known about each inference engine and hosted provider, every fact tied to a dated source."""
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -209,6 +210,10 @@ class PriceItem(TimeStampedModel):
     position = models.PositiveIntegerField(default=0)
     verified_on = models.DateField(null=True, blank=True)
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="price_items")
+    model = models.ForeignKey(
+        "LanguageModel", null=True, blank=True, on_delete=models.PROTECT, related_name="price_items",
+        help_text="The model a per-token price is for, so prices of different models are never compared.",
+    )
 
     class Meta:
         ordering = ["tool", "position", "id"]
@@ -250,10 +255,35 @@ class ToolQuantFormat(TimeStampedModel):
 
 
 class ToolApiSurface(TimeStampedModel):
+    class CheckOutcome(models.TextChoices):
+        """What the tool's documentation or code says happens to one request parameter."""
+
+        SUPPORTED = "supported", "Supported"
+        PARTIAL = "partial", "Partly supported"
+        IGNORED = "ignored", "Silently ignored"
+        UNSUPPORTED = "unsupported", "Documented as unsupported"
+        REJECTED = "rejected", "Rejected with an error"
+
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="api_surface_support")
     api_surface = models.ForeignKey(ApiSurface, on_delete=models.PROTECT, related_name="support")
     gaps = models.TextField(blank=True, help_text="Documented deviations from the API it claims to speak.")
+    checks = models.JSONField(
+        default=dict, blank=True,
+        help_text="Compat check name → documented outcome (supported, partial, ignored, unsupported, rejected), "
+        "as stated by this row's source.",
+    )
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    def clean(self) -> None:
+        super().clean()
+        if not isinstance(self.checks, dict):
+            raise ValidationError({"checks": "Expected a mapping of check name to outcome."})
+        outcomes = set(self.CheckOutcome.values)
+        bad = {name: outcome for name, outcome in self.checks.items() if outcome not in outcomes}
+        if bad:
+            raise ValidationError({"checks": f"Unknown outcome(s) {bad}; use one of: {', '.join(sorted(outcomes))}."})
+        if self.checks and self.source_id is None:
+            raise ValidationError({"checks": "Documented check outcomes need the source that states them."})
 
     class Meta:
         ordering = ["api_surface__name"]
@@ -351,3 +381,122 @@ class HardwareSpec(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.name
+
+
+class LanguageModel(TimeStampedModel):
+    """A model that engines run and providers serve (gpt-oss-120b, ...), described from its model card."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    publisher = models.CharField(max_length=120, help_text="Who trained and released the model.")
+    summary = models.TextField(blank=True)
+    params_total_b = models.DecimalField(
+        max_digits=7, decimal_places=1, null=True, blank=True, help_text="Total parameters, in billions."
+    )
+    params_active_b = models.DecimalField(
+        max_digits=7, decimal_places=1, null=True, blank=True,
+        help_text="Parameters active per token (mixture-of-experts models), in billions.",
+    )
+    context_tokens = models.PositiveIntegerField(null=True, blank=True, help_text="Native context length.")
+    licence = models.ForeignKey(Licence, null=True, blank=True, on_delete=models.PROTECT, related_name="models")
+    weights_url = models.URLField(max_length=500, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="models")
+
+    class Meta:
+        ordering = ["position", "name"]
+        verbose_name = "model"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelOffering(TimeStampedModel):
+    """A tool serving (provider) or running (engine) one model.
+
+    Its price is the tool's on-demand per-token price item for the same model, so a price has one owner.
+    """
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="model_offerings")
+    model = models.ForeignKey(LanguageModel, on_delete=models.CASCADE, related_name="offerings")
+    api_model_id = models.CharField(max_length=160, blank=True, help_text="The id the tool's API expects.")
+    context_tokens = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Context length the tool serves, where it states one."
+    )
+    notes = models.CharField(max_length=400, blank=True)
+    verified_on = models.DateField(null=True, blank=True)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="model_offerings")
+
+    class Meta:
+        ordering = ["model__position", "model__name", "tool__name"]
+        constraints = [models.UniqueConstraint(fields=["tool", "model"], name="model_offering_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.tool} serves {self.model}"
+
+
+class ReportedFigure(TimeStampedModel):
+    """A figure a third party published (never measured here): kept with its publisher, link and dates."""
+
+    class Metric(models.TextChoices):
+        OUTPUT_SPEED = "output_speed", "Output speed"
+        TTFT = "ttft", "Time to first token"
+        TIME_TO_FIRST_ANSWER_TOKEN = "time_to_first_answer_token", "Time to first answer token"
+        E2E = "e2e", "End-to-end response time"
+        BLENDED_PRICE = "blended_price", "Blended price"
+        THROUGHPUT = "throughput", "Total throughput"
+
+    UNITS = {
+        Metric.OUTPUT_SPEED: "tok/s",
+        Metric.TTFT: "s",
+        Metric.TIME_TO_FIRST_ANSWER_TOKEN: "s",
+        Metric.E2E: "s",
+        Metric.BLENDED_PRICE: "USD per 1M tokens",
+        Metric.THROUGHPUT: "tok/s",
+    }
+
+    key = models.SlugField(max_length=120, unique=True)
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="reported_figures")
+    model = models.ForeignKey(
+        LanguageModel, null=True, blank=True, on_delete=models.CASCADE, related_name="reported_figures",
+        help_text="Empty when the publisher does not name the model.",
+    )
+    hardware = models.ForeignKey(
+        HardwareSpec, null=True, blank=True, on_delete=models.PROTECT, related_name="reported_figures",
+        help_text="The device an engine figure was obtained on.",
+    )
+    device_count = models.PositiveSmallIntegerField(null=True, blank=True, help_text="How many of that device.")
+    metric = models.CharField(max_length=32, choices=Metric.choices)
+    value = models.DecimalField(max_digits=12, decimal_places=4)
+    is_approximate = models.BooleanField(default=False, help_text='The publisher says "about" this value.')
+    concurrency = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Concurrent requests behind a throughput figure, when stated."
+    )
+    workload = models.TextField(blank=True, help_text="The workload as the publisher states it.")
+    publisher = models.CharField(max_length=200)
+    url = models.URLField(max_length=500)
+    observed_on = models.DateField(help_text="When the publisher observed or published the figure.")
+    verified_on = models.DateField(help_text="When the figure was last checked against the page.")
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.PROTECT, related_name="reported_figures",
+        help_text="The catalog source that quotes the figure, when it came through one (a seed).",
+    )
+    notes = models.CharField(max_length=400, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "key"]
+
+    def __str__(self) -> str:
+        return f"{self.tool}: {self.get_metric_display()} {self.value} {self.unit} ({self.publisher})"
+
+    @property
+    def unit(self) -> str:
+        return self.UNITS[self.metric]
+
+    def clean(self) -> None:
+        super().clean()
+        if self.device_count is not None and self.hardware_id is None:
+            raise ValidationError({"device_count": "A device count needs the hardware it counts."})
+        if self.concurrency is not None and self.metric != self.Metric.THROUGHPUT:
+            raise ValidationError({"concurrency": "Only a throughput figure is stated at a concurrency."})

@@ -20,6 +20,7 @@ from catalog.models import (
     Caveat,
     HardwareSupport,
     PriceItem,
+    ReportedFigure,
     Source,
     Tool,
     ToolApiSurface,
@@ -377,3 +378,34 @@ def tool_compare(*, slugs: Sequence[str]) -> Comparison:
         _row("last_verified", "Last verified", [_iso(tool.last_verified) for tool in tools]),
     ]
     return Comparison(tools=tools, rows=rows)
+
+
+def reported_figures_for_scoring() -> list[dict[str, Any]]:
+    """Every third-party figure as plain data (no ORM objects), newest observation first per tool and metric.
+
+    Keys: tool, model, hardware (slugs; model and hardware may be None), device_count, metric, value
+    (float), unit, is_approximate, concurrency, workload, publisher, url, observed_on, verified_on (dates).
+    These are reported, never measured here: a caller ranks them after this site's own measurements.
+    """
+    figures = ReportedFigure.objects.select_related("tool", "model", "hardware").order_by(
+        "tool__slug", "metric", "-observed_on", "position", "pk"
+    )
+    return [
+        {
+            "tool": figure.tool.slug,
+            "model": figure.model.slug if figure.model else None,
+            "hardware": figure.hardware.slug if figure.hardware else None,
+            "device_count": figure.device_count,
+            "metric": figure.metric,
+            "value": float(figure.value),
+            "unit": figure.unit,
+            "is_approximate": figure.is_approximate,
+            "concurrency": figure.concurrency,
+            "workload": figure.workload,
+            "publisher": figure.publisher,
+            "url": figure.url,
+            "observed_on": figure.observed_on,
+            "verified_on": figure.verified_on,
+        }
+        for figure in figures
+    ]

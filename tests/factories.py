@@ -128,6 +128,45 @@ class HardwareSpecFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
+class LanguageModelFactory(DjangoModelFactory):
+    class Meta:
+        model = catalog.LanguageModel
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"model-{n}")
+    name = factory.Sequence(lambda n: f"Model {n}")
+    publisher = "OpenAI"
+    source = factory.SubFactory(SourceFactory)
+
+
+class ModelOfferingFactory(DjangoModelFactory):
+    class Meta:
+        model = catalog.ModelOffering
+
+    tool = factory.SubFactory(ToolFactory, kind=catalog.Tool.Kind.PROVIDER)
+    model = factory.SubFactory(LanguageModelFactory)
+    api_model_id = factory.LazyAttribute(lambda offering: offering.model.slug)
+    context_tokens = 128000
+    verified_on = datetime.date(2026, 12, 1)
+    source = factory.SubFactory(SourceFactory)
+
+
+class ReportedFigureFactory(DjangoModelFactory):
+    class Meta:
+        model = catalog.ReportedFigure
+
+    key = factory.Sequence(lambda n: f"figure-{n}")
+    tool = factory.SubFactory(ToolFactory, kind=catalog.Tool.Kind.PROVIDER)
+    model = factory.SubFactory(LanguageModelFactory)
+    metric = catalog.ReportedFigure.Metric.OUTPUT_SPEED
+    value = Decimal("500")
+    workload = "The publisher's standard prompt."
+    publisher = "Example Benchmarks"
+    url = factory.Sequence(lambda n: f"https://benchmarks.example.org/figure/{n}")
+    observed_on = datetime.date(2026, 11, 30)
+    verified_on = datetime.date(2026, 12, 1)
+
+
 class UseCaseFactory(DjangoModelFactory):
     class Meta:
         model = catalog.UseCase
