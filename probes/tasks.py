@@ -64,3 +64,31 @@ def probe_runs_recover_task() -> dict:
     from probes.services.runs.recover import probe_runs_recover
 
     return probe_runs_recover()
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A sweep stops itself at its plan's max_duration_s (at most SweepLimits.max_duration_s); this is the backstop.
+    soft_time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT,
+    time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT + 60,
+    max_retries=5,
+    ignore_result=True,
+)
+def sweep_run_task(self, run_id: int) -> str:
+    from probes.services.sweeps import sweep_run_execute
+
+    try:
+        result = sweep_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
+    except TRANSIENT_ERRORS as exc:
+        raise self.retry(exc=exc, countdown=min(300, 5 * 2**self.request.retries)) from exc
+    if result == "busy":
+        try:
+            raise self.retry(
+                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
+                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
+            )
+        except MaxRetriesExceededError:
+            logger.warning("Sweep run %s still busy after retries", run_id)
+    return result

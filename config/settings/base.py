@@ -193,6 +193,8 @@ PROBE_RUN_MAX_ATTEMPTS = env.int("PROBE_RUN_MAX_ATTEMPTS", default=3)
 # The client's own per-request deadlines are far shorter; these only stop a wedged run.
 PROBE_RUN_SOFT_TIME_LIMIT = env.int("PROBE_RUN_SOFT_TIME_LIMIT", default=600)
 PROBE_RUN_TIME_LIMIT = PROBE_RUN_SOFT_TIME_LIMIT + 30
+# Benchmark-lab sweeps stop themselves at their plan's duration limit (at most an hour); this is the backstop.
+SWEEP_RUN_SOFT_TIME_LIMIT = env.int("SWEEP_RUN_SOFT_TIME_LIMIT", default=3900)
 # A probe that waited in the broker longer than this measures nothing useful any more.
 PROBE_RUN_TASK_EXPIRES = env.int("PROBE_RUN_TASK_EXPIRES", default=3 * 3600)
 PROBE_RUN_BUSY_RETRY_SECONDS = env.int("PROBE_RUN_BUSY_RETRY_SECONDS", default=30)
