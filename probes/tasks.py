@@ -1,4 +1,4 @@
-"""Celery tasks for probes: thin interfaces that take ids and delegate to the services of probes.services.runs."""
+"""Celery tasks for probes: thin interfaces that take ids and delegate to the services in probes.services."""
 from __future__ import annotations
 
 import logging
