@@ -26,7 +26,7 @@ from catalog.selectors import (
     tool_list,
 )
 from core.cache import cached_read, read_cache_seconds
-from probes.selectors.dashboards import tool_measurements
+from probes.selectors.tool_measurements import tool_measurements
 
 # The guide's eight questions come from the engine comparison seed and the documents it cites
 # (keys of fixtures/catalog/sources.yaml).
