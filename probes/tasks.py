@@ -1,4 +1,4 @@
-"""Celery tasks for probes: thin interfaces that take ids and delegate to probes.services.runs."""
+"""Celery tasks for probes: thin interfaces that take ids and delegate to the services in probes.services."""
 from __future__ import annotations
 
 import logging
@@ -25,7 +25,8 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
     ignore_result=True,
 )
 def probe_run_task(self, run_id: int) -> str:
-    from probes.services.runs import RunExecution, probe_run_execute
+    from probes.services.runs.claim import RunExecution
+    from probes.services.runs.execute import probe_run_execute
 
     try:
         result = probe_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
@@ -46,21 +47,21 @@ def probe_run_task(self, run_id: int) -> str:
 
 @shared_task(ignore_result=True)
 def probe_schedule_speed_task() -> int:
-    from probes.services.runs import probe_schedule_speed
+    from probes.services.runs.enqueue import probe_schedule_speed
 
     return len(probe_schedule_speed())
 
 
 @shared_task(ignore_result=True)
 def probe_schedule_daily_task() -> int:
-    from probes.services.runs import probe_schedule_daily
+    from probes.services.runs.enqueue import probe_schedule_daily
 
     return len(probe_schedule_daily())
 
 
 @shared_task(ignore_result=True)
 def probe_runs_recover_task() -> dict:
-    from probes.services.runs import probe_runs_recover
+    from probes.services.runs.recover import probe_runs_recover
 
     return probe_runs_recover()
 

@@ -270,4 +270,5 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "probes.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
 }

@@ -673,3 +673,16 @@ def sweep_import_create(
     run.changes = _changes_since_previous(run)
     run.save(update_fields=["results", "changes", "updated_at"])
     return run
+
+
+def sweep_run_request(*, actor: Any, target: ProbeTarget, **options) -> SweepRun:
+    """Queue a sweep or suite on someone's request, and record who asked for it."""
+    from core.models import AuditEntry
+    from core.services import audit_record
+
+    run = sweep_run_enqueue(target=target, **options)
+    audit_record(
+        actor=actor, action=AuditEntry.Action.TRIGGER, instance=target,
+        changes={"sweep_runs": {"old": None, "new": [run.pk]}},
+    )
+    return run

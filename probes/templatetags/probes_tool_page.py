@@ -7,7 +7,7 @@ come from.
 from django import template
 
 from catalog.models import Tool
-from probes.selectors.dashboards import tool_measurements
+from probes.selectors.tool_measurements import tool_measurements
 
 register = template.Library()
 
