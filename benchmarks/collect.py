@@ -2,7 +2,7 @@
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ("pages", "api", "probe_accuracy", "engine", "probe-pages", "probe-runs", "recommendations")
+ORDER = ("pages", "pages-10x", "api", "api-10x", "probe_accuracy", "engine", "probe-pages", "probe-runs", "recommendations")
 INTRO = """# Benchmark results
 
 The latest figures of every script in `benchmarks/`, each section written by its script (`make bench`
