@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from celery.schedules import crontab
 from celery.schedules import schedule as interval_schedule
+from cron_descriptor import ExpressionDescriptor, Options
 from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
@@ -105,28 +106,18 @@ class ScheduleEntry:
     arguments: str
 
 
-def _describe_crontab(minute: str, hour: str, day_of_month: str, month: str, day_of_week: str) -> str:
-    expression = f"cron “{minute} {hour} {day_of_month} {month} {day_of_week}” ({settings.CELERY_TIMEZONE})"
-    if (day_of_month, month, day_of_week) != ("*", "*", "*") or not minute.isdigit():
-        return expression
-    if hour.startswith("*/") and hour[2:].isdigit():
-        return f"every {hour[2:]} hours at minute {minute} — {expression}"
-    if hour.isdigit():
-        return f"daily at {int(hour):02d}:{int(minute):02d} — {expression}"
-    return expression
+def _describe_cron(expression: str) -> str:
+    options = Options()
+    options.use_24hour_time_format = True
+    described = ExpressionDescriptor(expression, options).get_description()
+    return f"{described} — cron “{expression}” ({settings.CELERY_TIMEZONE})"
 
 
-def _describe_schedule(schedule: object) -> str:
+def _describe_schedule(name: str, schedule: object) -> str:
     if isinstance(schedule, crontab):
-        # crontab keeps the expression as written only in its _orig_* attributes; the public ones are expanded sets.
-        return _describe_crontab(
-            *(
-                str(getattr(schedule, attribute))
-                for attribute in (
-                    "_orig_minute", "_orig_hour", "_orig_day_of_month", "_orig_month_of_year", "_orig_day_of_week"
-                )
-            )
-        )
+        expression = (getattr(settings, "PROBE_CRON_SCHEDULES", None) or {}).get(name)
+        # A crontab added without its expression in PROBE_CRON_SCHEDULES is shown as Celery prints it.
+        return _describe_cron(expression) if expression else str(schedule)
     if isinstance(schedule, interval_schedule):
         schedule = schedule.run_every
     if isinstance(schedule, int | float):
@@ -155,7 +146,7 @@ def probe_schedule() -> list[ScheduleEntry]:
         task = str(entry.get("task", ""))
         if not task.startswith("probes."):
             continue
-        entries.append(ScheduleEntry(name, task, _describe_schedule(entry.get("schedule")), _describe_arguments(entry)))
+        entries.append(ScheduleEntry(name, task, _describe_schedule(name, entry.get("schedule")), _describe_arguments(entry)))
     return entries
 
 

@@ -41,18 +41,21 @@ def test_freshness_report_lists_each_figure_and_unmeasured_targets(now, django_a
 
 
 def test_probe_schedule_is_read_from_the_beat_settings(settings):
+    settings.PROBE_CRON_SCHEDULES = {"speed": "7 */3 * * *", "daily": "37 4 * * *"}
     settings.CELERY_BEAT_SCHEDULE = {
-        "speed": {"task": "probes.tasks.speed", "schedule": crontab(minute=7, hour="*/3")},
-        "daily": {"task": "probes.tasks.daily", "schedule": crontab(minute=37, hour=4), "kwargs": {"x": 1}},
+        "speed": {"task": "probes.tasks.speed", "schedule": crontab.from_string("7 */3 * * *")},
+        "daily": {"task": "probes.tasks.daily", "schedule": crontab.from_string("37 4 * * *"), "kwargs": {"x": 1}},
+        "weekly": {"task": "probes.tasks.weekly", "schedule": crontab(minute=0, hour=6, day_of_week=1)},
         "sweep": {"task": "probes.tasks.sweep", "schedule": 300.0},
         "elsewhere": {"task": "catalog.tasks.other", "schedule": 60.0},
     }
 
     entries = {entry.name: entry for entry in methodology.probe_schedule()}
 
-    assert set(entries) == {"speed", "daily", "sweep"}
-    assert entries["speed"].schedule.startswith("every 3 hours at minute 7")
-    assert entries["daily"].schedule.startswith("daily at 04:37")
+    assert set(entries) == {"speed", "daily", "weekly", "sweep"}
+    assert entries["speed"].schedule == "At 7 minutes past the hour, every 3 hours — cron “7 */3 * * *” (UTC)"
+    assert entries["daily"].schedule == "At 04:37 — cron “37 4 * * *” (UTC)"
+    assert entries["weekly"].schedule == "<crontab: 0 6 * * 1 (m/h/dM/MY/d)>"
     assert entries["daily"].arguments == "x=1"
     assert entries["sweep"].schedule == "every 5 minutes"
 

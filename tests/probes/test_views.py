@@ -220,8 +220,9 @@ def test_engines_page_shows_hardware_quantization_and_version_beside_figures(cli
 
 
 def test_methodology_page_states_definitions_schedule_and_freshness(client, providers, settings):
+    settings.PROBE_CRON_SCHEDULES = {"probe-speed": "7 */3 * * *"}
     settings.CELERY_BEAT_SCHEDULE = {
-        "probe-speed": {"task": "probes.tasks.speed_task", "schedule": crontab(minute=7, hour="*/3")},
+        "probe-speed": {"task": "probes.tasks.speed_task", "schedule": crontab.from_string("7 */3 * * *")},
     }
     page = _get(client, "probes:methodology")
 
@@ -229,7 +230,7 @@ def test_methodology_page_states_definitions_schedule_and_freshness(client, prov
                  "End-to-end latency", "Output speed", "Time per output token", "Inter-token latency",
                  "Buffered streams", "Token counts", "What is not measured", "72 hours"):
         assert term in page
-    assert "probes.tasks.speed_task" in page and "every 3 hours at minute 7" in page
+    assert "probes.tasks.speed_task" in page and "At 7 minutes past the hour, every 3 hours" in page
     assert "https://artificialanalysis.ai/methodology/performance-benchmarking" in page
     freshness = re.search(r"<table class=\"freshness-table\" data-freshness>.*?</table>", page, re.S).group(0)
     assert "Groq · gpt-oss-120b" in freshness and "Cerebras · gpt-oss-120b" in freshness
