@@ -126,10 +126,10 @@ def _describe_schedule(name: str, schedule: object) -> str:
         seconds = schedule.total_seconds()
         if seconds >= 3600 and seconds % 3600 == 0:
             hours = int(seconds // 3600)
-            return f"every {hours} hour{'s' if hours != 1 else ''}"
+            return f"Every {hours} hour{'s' if hours != 1 else ''}"
         if seconds >= 60 and seconds % 60 == 0:
-            return f"every {int(seconds // 60)} minutes"
-        return f"every {seconds:g} seconds"
+            return f"Every {int(seconds // 60)} minutes"
+        return f"Every {seconds:g} seconds"
     return str(schedule)
 
 

@@ -57,7 +57,7 @@ def test_probe_schedule_is_read_from_the_beat_settings(settings):
     assert entries["daily"].schedule == "At 04:37 — cron “37 4 * * *” (UTC)"
     assert entries["weekly"].schedule == "<crontab: 0 6 * * 1 (m/h/dM/MY/d)>"
     assert entries["daily"].arguments == "x=1"
-    assert entries["sweep"].schedule == "every 5 minutes"
+    assert entries["sweep"].schedule == "Every 5 minutes"
 
 
 def test_probe_workloads_come_from_settings(settings):
