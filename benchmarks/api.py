@@ -20,11 +20,13 @@ rows, benchmark database only) and the results go to benchmarks/results/api-10x.
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import random
 import subprocess
 import sys
 from pathlib import Path
+from urllib import parse
 
 from harness import (
     BENCH_DIR,
@@ -231,10 +233,8 @@ def main() -> int:
     print(f"Storing {args.runs:,} runs ...", flush=True)
     min_id, count = populate(env, args.runs)
 
-    sys.path[:0] = [str(BENCH_DIR), str(ROOT)]
-    from core.pagination import Cursor
-
-    deep_cursor = Cursor("n", min_id + 1000).encode()
+    # The token KeysetPagination (DRF's CursorPagination) writes for "rows with a smaller id than this".
+    deep_cursor = parse.quote(base64.b64encode(f"p={min_id + 1000}".encode()).decode())
     with gunicorn(env, workers=args.workers) as port:
         endpoints = [
             Endpoint("trivial DRF view", "/bench/trivial/"),

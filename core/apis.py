@@ -19,7 +19,6 @@ from rest_framework.views import APIView
 from core.cache import cached_read
 from core.conditional import conditional_get
 from core.exceptions import error_body
-from core.pagination import KeysetPage, link_header, page_links
 from core.renderers import CSVRenderer
 
 
@@ -129,12 +128,6 @@ def query_params(serializer_class: type[serializers.Serializer], request: Reques
 
 def list_response(*, rows: list[Any]) -> Response:
     return Response({"count": len(rows), "results": rows})
-
-
-def keyset_response(*, request: Request, page: KeysetPage, rows: list[Any]) -> Response:
-    links = page_links(request, page)
-    headers = {"Link": link_header(links)} if any(links.values()) else None
-    return Response({**links, "results": rows}, headers=headers)
 
 
 @csrf_exempt

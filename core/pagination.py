@@ -1,53 +1,35 @@
 """Keyset (cursor) pagination: page N costs what page 1 costs, because it seeks by key instead of skipping rows.
 
-Rows come newest first by primary key. A cursor is an opaque token naming the key to continue after
-(or, for the previous page, before); the database answers it with an index range scan.
+DRF's CursorPagination does the seeking (rows newest first by id; a cursor names the id to continue
+after, or before for the previous page, and the database answers with an index range scan). This
+subclass keeps the API's contract: the `page_size` parameter (1 to 500), a `Link` header beside the
+`{next, previous, results}` envelope, and a 400 naming the `cursor` field, not a 404, for a cursor the
+API did not hand out.
 """
 from __future__ import annotations
 
-import base64
 import binascii
-from collections.abc import Callable
-from dataclasses import dataclass
-from operator import attrgetter
-from typing import Any, Literal
+from base64 import b64decode
+from typing import Any
+from urllib import parse
 
 from django.db.models import QuerySet
 from rest_framework import serializers
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
-from rest_framework.utils.urls import remove_query_param, replace_query_param
+from rest_framework.response import Response
 
 CURSOR_PARAM = "cursor"
 PAGE_SIZE_PARAM = "page_size"
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 INVALID_CURSOR = "Invalid cursor: use the `next` or `previous` link of a page."
-
-Direction = Literal["n", "p"]
-
-
-@dataclass(frozen=True)
-class Cursor:
-    direction: Direction
-    key: int
-
-    def encode(self) -> str:
-        return base64.urlsafe_b64encode(f"{self.direction}:{self.key}".encode()).decode().rstrip("=")
-
-    @classmethod
-    def decode(cls, token: str) -> Cursor:
-        try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-            direction, key = raw.split(":", 1)
-            number = int(key)
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            raise serializers.ValidationError(INVALID_CURSOR) from None
-        if direction not in ("n", "p") or number < 0 or number > 2**63 - 1:
-            raise serializers.ValidationError(INVALID_CURSOR)
-        return cls(direction=direction, key=number)  # type: ignore[arg-type]
+_LARGEST_ID = 2**63 - 1
 
 
 class KeysetParamsSerializer(serializers.Serializer):
+    """The pagination parameters, for a list's filter serializer to extend (validated, and documented)."""
+
     cursor = serializers.CharField(
         required=False, max_length=64, help_text="Opaque token from the `next` or `previous` link of a page."
     )
@@ -59,57 +41,60 @@ class KeysetParamsSerializer(serializers.Serializer):
         help_text=f"Rows per page, 1 to {MAX_PAGE_SIZE} (default {DEFAULT_PAGE_SIZE}).",
     )
 
-    def validate_cursor(self, value: str) -> Cursor:
-        return Cursor.decode(value)
+    def validate_cursor(self, value: str) -> str:
+        decode_cursor_token(value)
+        return value
 
 
-@dataclass(frozen=True)
-class KeysetPage:
-    items: list[Any]
-    next_cursor: Cursor | None
-    previous_cursor: Cursor | None
+def decode_cursor_token(token: str) -> Cursor:
+    """The cursor a token names; a ValidationError unless it is one KeysetPagination could have written.
 
-
-def keyset_paginate(
-    queryset: QuerySet, *, cursor: Cursor | None, page_size: int, key: Callable[[Any], int] = attrgetter("pk")
-) -> KeysetPage:
-    """One page of `queryset` newest first by pk, plus the cursors around it (one extra row tells if more exist).
-
-    `key` reads the primary key of a row (rows may be model instances or `values()` dicts).
+    DRF's own decoding accepts any base64 text (an unknown key just means "first page") and leaves the
+    position unchecked, so a forged token would reach the database as a non-numeric id.
     """
-    if cursor is not None and cursor.direction == "p":
-        rows = list(queryset.filter(pk__gt=cursor.key).order_by("pk")[: page_size + 1])
-        has_more = len(rows) > page_size
-        items = list(reversed(rows[:page_size]))
-        return KeysetPage(
-            items=items,
-            next_cursor=Cursor("n", key(items[-1])) if items else Cursor("n", cursor.key + 1),
-            previous_cursor=Cursor("p", key(items[0])) if has_more else None,
-        )
-    if cursor is not None:
-        queryset = queryset.filter(pk__lt=cursor.key)
-    rows = list(queryset.order_by("-pk")[: page_size + 1])
-    has_more = len(rows) > page_size
-    items = rows[:page_size]
-    previous_cursor = None
-    if cursor is not None:
-        previous_cursor = Cursor("p", key(items[0])) if items else Cursor("p", cursor.key - 1)
-    return KeysetPage(
-        items=items,
-        next_cursor=Cursor("n", key(items[-1])) if has_more else None,
-        previous_cursor=previous_cursor,
-    )
+    try:
+        querystring = b64decode(token.encode("ascii"), validate=True).decode("ascii")
+        tokens = parse.parse_qs(querystring, keep_blank_values=True, strict_parsing=True)
+    except (binascii.Error, UnicodeError, ValueError):
+        raise serializers.ValidationError(INVALID_CURSOR) from None
+    values = {name: items[0] for name, items in tokens.items() if len(items) == 1}
+    if len(values) != len(tokens) or not {"p"} <= set(values) <= {"p", "r", "o"}:
+        raise serializers.ValidationError(INVALID_CURSOR)
+    position, reverse, offset = values["p"], values.get("r", "0"), values.get("o", "0")
+    if not (position.isascii() and position.isdigit() and int(position) <= _LARGEST_ID):
+        raise serializers.ValidationError(INVALID_CURSOR)
+    if reverse not in ("0", "1") or not (offset.isascii() and offset.isdigit()):
+        raise serializers.ValidationError(INVALID_CURSOR)
+    return Cursor(offset=min(int(offset), KeysetPagination.offset_cutoff), reverse=reverse == "1", position=position)
 
 
-def page_links(request: Request, page: KeysetPage) -> dict[str, str | None]:
-    url = remove_query_param(request.build_absolute_uri(), CURSOR_PARAM)
-    return {
-        "next": replace_query_param(url, CURSOR_PARAM, page.next_cursor.encode()) if page.next_cursor else None,
-        "previous": (
-            replace_query_param(url, CURSOR_PARAM, page.previous_cursor.encode()) if page.previous_cursor else None
-        ),
-    }
+class KeysetPagination(CursorPagination):
+    ordering = "-id"
+    page_size = DEFAULT_PAGE_SIZE
+    page_size_query_param = PAGE_SIZE_PARAM
+    max_page_size = MAX_PAGE_SIZE
+    cursor_query_param = CURSOR_PARAM
+    invalid_cursor_message = INVALID_CURSOR
+
+    def decode_cursor(self, request: Request) -> Cursor | None:
+        token = request.query_params.get(self.cursor_query_param)
+        if token is None:
+            return None
+        try:
+            return decode_cursor_token(token)
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({self.cursor_query_param: exc.detail}) from None
+
+    def get_paginated_response(self, data: Any) -> Response:
+        response = super().get_paginated_response(data)
+        links = {"next": response.data["next"], "previous": response.data["previous"]}
+        if any(links.values()):
+            response["Link"] = ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items() if url)
+        return response
 
 
-def link_header(links: dict[str, str | None]) -> str:
-    return ", ".join(f'<{url}>; rel="{rel}"' for rel, url in links.items() if url)
+def keyset_page(queryset: QuerySet, *, request: Request) -> tuple[list[Any], KeysetPagination]:
+    """One page of `queryset`, newest first by id (rows may be model instances or `values()` dicts), and
+    the paginator that answers it (`paginator.get_paginated_response(rows)`)."""
+    paginator = KeysetPagination()
+    return list(paginator.paginate_queryset(queryset, request)), paginator

@@ -7,7 +7,6 @@ page 1,000 costs what page 1 costs. Everything else is small and returned whole.
 from __future__ import annotations
 
 import datetime
-from operator import itemgetter
 from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view, inline_serializer
@@ -18,9 +17,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog.models import Tool
-from core.apis import Api, DetailApi, ListApi, list_envelope, keyset_response, list_response, query_params
+from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
 from core.fields import SlugLookupField
-from core.pagination import KeysetParamsSerializer, keyset_paginate
+from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
@@ -374,11 +373,9 @@ class ProbeRunListApi(ListApi):
         if params.get("target"):
             params["target"] = params["target"].slug
         runs = selectors.probe_run_list(filters=params).values(*RUN_LIST_FIELDS)
-        page = keyset_paginate(
-            runs, cursor=params.get("cursor"), page_size=params["page_size"], key=itemgetter("id")
-        )
+        page, paginator = keyset_page(runs, request=request)
         url_prefix = reverse("api:probe-run-list", request=request)
-        return keyset_response(request=request, page=page, rows=[run_row(run, url_prefix) for run in page.items])
+        return paginator.get_paginated_response([run_row(run, url_prefix) for run in page])
 
 
 class MeasurementOutputSerializer(serializers.Serializer):

@@ -15,9 +15,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog.models import HardwareSpec, Tool
-from core.apis import Api, ListApi, keyset_response, list_envelope, list_response, query_params
+from core.apis import Api, ListApi, list_envelope, list_response, query_params
 from core.fields import SlugLookupField
-from core.pagination import KeysetParamsSerializer, keyset_paginate
+from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.client.sweep import PRESETS, WorkloadError, workload_from_jsonl
 from probes.models import ProbeTarget, SweepRun
@@ -196,13 +196,13 @@ class SweepRunListApi(ListApi):
     )
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
-        cursor, page_size = filters.pop("cursor", None), filters.pop("page_size")
+        filters.pop("cursor", None), filters.pop("page_size")
         for name in ("target", "tool", "hardware"):
             if filters.get(name) is not None:
                 filters[name] = filters[name].slug
-        page = keyset_paginate(selectors.sweep_run_list(filters=filters), cursor=cursor, page_size=page_size)
-        rows = SweepRunOutputSerializer(page.items, many=True, context={"request": request}).data
-        return keyset_response(request=request, page=page, rows=rows)
+        page, paginator = keyset_page(selectors.sweep_run_list(filters=filters), request=request)
+        rows = SweepRunOutputSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(rows)
 
     @extend_schema(
         operation_id="sweep_runs_create",
