@@ -11,7 +11,7 @@ import yaml
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from catalog.loading import FixtureError, load
+from catalog.loading import load
 from catalog.models import (
     ApiSurface,
     Caveat,
@@ -28,6 +28,7 @@ from catalog.models import (
     ToolFeature,
     ToolQuantFormat,
 )
+from core.loading import FixtureError
 from tests.factories import CaveatFactory, HardwareTargetFactory, PriceItemFactory, SourceFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
