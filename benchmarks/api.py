@@ -12,7 +12,10 @@ Endpoints: the tools list, a tool detail, the runs list first page, a runs page 
 (keyset cursor), the summaries list, and the trivial view (benchmarks/api_urls.py, not in the
 product). The synthetic runs and summaries exist only in the benchmark database.
 
-    .venv/bin/python benchmarks/api.py [--runs 100000] [--requests 300] [--rounds 6] [--burst 48] [--out PATH]
+With ``--scale 10`` the catalog is made ten times larger first (synthetic copies of every tool and its
+rows, benchmark database only) and the results go to benchmarks/results/api-10x.md.
+
+    .venv/bin/python benchmarks/api.py [--scale 1] [--runs 100000] [--requests 300] [--rounds 6] [--burst 48] [--out PATH]
 """
 from __future__ import annotations
 
@@ -35,11 +38,13 @@ from harness import (
     measure_latency,
     measure_throughput,
     recreate_database,
+    scale_catalog,
     warm_up,
 )
 
 RESULTS = BENCH_DIR / "results" / "api.md"
-DB_NAME = "atlas_bench_api"
+# Another name lets two checkouts on one machine benchmark at the same time.
+DB_NAME = os.environ.get("BENCH_API_DB", "atlas_bench_api")
 TARGET_RATIO = 3.0
 BATCH = 5000
 JSON = {"Accept": "application/json"}
@@ -127,18 +132,21 @@ def machine_markdown() -> str:
     )
 
 
-def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int) -> str:
+def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int, tools: int) -> str:
     trivial = endpoints[0]
     base = trivial.percentile(0.5)
     lines = [
-        "# REST API benchmark",
+        "# REST API benchmark" + ("" if args.scale == 1 else f", catalog {args.scale}x larger"),
         "",
         "Produced by `benchmarks/api.py`. Every figure below comes from one run, the endpoints interleaved.",
         "",
         machine_markdown(),
         "## Setup",
         "",
-        f"- PostgreSQL database `{DB_NAME}` with the real catalog (`load_catalog`) and {runs:,} stored probe runs "
+        f"- PostgreSQL database `{DB_NAME}` with the real catalog (`load_catalog`)"
+        + (f", made {args.scale}x larger with synthetic copies of every tool and its rows ({tools} tools; created "
+           "for this benchmark only)," if args.scale > 1 else "")
+        + f" and {runs:,} stored probe runs "
         "(synthetic, bulk-created for this benchmark only) spread over the probe targets, one minute apart; "
         "6 measurement summaries per target.",
         "- gunicorn, 2 sync workers, persistent DB connections (`DJANGO_CONN_MAX_AGE=60`), Redis cache for "
@@ -205,7 +213,12 @@ def main() -> int:
     parser.add_argument("--burst", type=int, default=48)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the results (Markdown)")
+    parser.add_argument(
+        "--scale", type=int, default=1,
+        help="make the catalog this many times larger with synthetic copies of every tool (benchmark database only)",
+    )
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write the results (Markdown; default results/api.md, or api-Nx.md when scaled)")
     args = parser.parse_args()
 
     rng = random.Random(11)
@@ -214,6 +227,7 @@ def main() -> int:
     recreate_database(args.postgres, DB_NAME)
     manage(env, "migrate", "--noinput")
     manage(env, "load_catalog")
+    tools = scale_catalog(env, args.scale) if args.scale > 1 else 0
     print(f"Storing {args.runs:,} runs ...", flush=True)
     min_id, count = populate(env, args.runs)
 
@@ -238,7 +252,8 @@ def main() -> int:
         measure_latency(port, endpoints, args.requests, rng, JSON)
         print("Measuring throughput ...", flush=True)
         measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency, rng, JSON)
-    text = report(endpoints, args, count)
+    text = report(endpoints, args, count, tools)
+    args.out = args.out or (RESULTS if args.scale == 1 else RESULTS.with_name(f"api-{args.scale}x.md"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)

@@ -230,6 +230,62 @@ def load_average() -> str:
     return " ".join(path.read_text().split()[:3]) if path.exists() else "unknown"
 
 
+SCALE_CATALOG = r"""
+import django
+django.setup()
+from django.db import models, transaction
+from catalog.models import Tool
+
+copies = {copies}
+# Every catalog row that belongs to one tool (prices, hardware, formats, API surfaces, features,
+# caveats, model offerings, reported figures); rows of the apps above the catalog are left out.
+children = [
+    relation for relation in Tool._meta.related_objects
+    if relation.one_to_many and relation.related_model._meta.app_label == "catalog"
+]
+
+
+def copy_of(instance, number, **changes):
+    clone = type(instance)()
+    for field in instance._meta.concrete_fields:
+        if not field.primary_key:
+            setattr(clone, field.attname, getattr(instance, field.attname))
+    for field in instance._meta.concrete_fields:
+        # Natural keys stay unique: a copy's slug or key gets a suffix no fixture uses.
+        if field.unique and not field.primary_key and isinstance(field, (models.CharField, models.SlugField)):
+            setattr(clone, field.attname, f"{{getattr(instance, field.attname)}}-synthetic-{{number}}")
+    for name, value in changes.items():
+        setattr(clone, name, value)
+    return clone
+
+
+with transaction.atomic():
+    originals = list(Tool.objects.prefetch_related("sources", *(r.get_accessor_name() for r in children)))
+    for number in range(1, copies + 1):
+        clones = Tool.objects.bulk_create(
+            [copy_of(tool, number, name=f"{{tool.name}} (synthetic {{number}})", rank=None) for tool in originals]
+        )
+        for tool, clone in zip(originals, clones):
+            clone.sources.add(*tool.sources.all())
+            for relation in children:
+                rows = getattr(tool, relation.get_accessor_name()).all()
+                relation.related_model.objects.bulk_create(
+                    [copy_of(row, number, **{{relation.field.attname: clone.pk}}) for row in rows]
+                )
+    print(Tool.objects.count())
+"""
+
+
+def scale_catalog(env: Mapping[str, str], factor: int) -> int:
+    """Make the loaded catalog `factor` times larger with synthetic copies of every tool and its rows
+    (named "… (synthetic N)"), in the benchmark's own database only; returns the number of tools."""
+    output = subprocess.run(
+        [PYTHON, "-c", SCALE_CATALOG.format(copies=factor - 1)], cwd=ROOT, env=dict(env), check=True,
+        capture_output=True, text=True,
+    ).stdout.split()
+    return int(output[-1])
+
+
 def bench_environment(settings_module: str, database_url: str) -> dict[str, str]:
     """The environment of a served benchmark: its own settings module and database, DEBUG off."""
     env = dict(os.environ)

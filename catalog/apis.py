@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog import selectors, services
+from catalog.extensions import tool_detail_fields
 from catalog.models import (
     ApiSurface,
     Feature,
@@ -44,8 +45,6 @@ from catalog.models import (
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
-from probes.apis import MeasurementSummaryOutputSerializer
-from probes.selectors.api import measurement_summary_list
 
 TAG_CATALOG = "catalog"
 TAG_WRITES = "catalog writes (staff)"
@@ -183,10 +182,13 @@ class ToolDetailOutputSerializer(serializers.Serializer):
     features = DetailFeatureSerializer(source="feature_support", many=True)
     caveats = ToolCaveatSerializer(many=True)
     sources = SourceRefSerializer(many=True)
-    measurement_summaries = MeasurementSummaryOutputSerializer(
-        many=True, source="api_measurement_summaries",
-        help_text="Measured by the project's probes, per target of this tool; empty until a probe has run.",
-    )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # The apps above the catalog add their fields (the probes' measurement summaries) last.
+        fields = super().get_fields()
+        for extension in tool_detail_fields():
+            fields[extension.name] = extension.field(f"detail_extensions.{extension.name}")
+        return fields
 
 
 def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
@@ -194,7 +196,7 @@ def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
         tool = selectors.tool_get(slug=slug)
     except Tool.DoesNotExist:
         raise NotFound(f'No tool with the slug "{slug}".') from None
-    tool.api_measurement_summaries = list(measurement_summary_list(filters={"tool": tool.slug}))
+    tool.detail_extensions = {extension.name: extension.value(tool) for extension in tool_detail_fields()}
     # Price rows nest under their tool here, so each row's `tool` is the same object.
     for price in tool.price_items.all():
         price.tool = tool

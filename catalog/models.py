@@ -5,13 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-
-class TimeStampedModel(models.Model):
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        abstract = True
+from core.models import TimeStampedModel
 
 
 class Source(TimeStampedModel):
@@ -255,10 +249,35 @@ class ToolQuantFormat(TimeStampedModel):
 
 
 class ToolApiSurface(TimeStampedModel):
+    class CheckOutcome(models.TextChoices):
+        """What the tool's documentation or code says happens to one request parameter."""
+
+        SUPPORTED = "supported", "Supported"
+        PARTIAL = "partial", "Partly supported"
+        IGNORED = "ignored", "Silently ignored"
+        UNSUPPORTED = "unsupported", "Documented as unsupported"
+        REJECTED = "rejected", "Rejected with an error"
+
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="api_surface_support")
     api_surface = models.ForeignKey(ApiSurface, on_delete=models.PROTECT, related_name="support")
     gaps = models.TextField(blank=True, help_text="Documented deviations from the API it claims to speak.")
+    checks = models.JSONField(
+        default=dict, blank=True,
+        help_text="Compat check name → documented outcome (supported, partial, ignored, unsupported, rejected), "
+        "as stated by this row's source.",
+    )
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    def clean(self) -> None:
+        super().clean()
+        if not isinstance(self.checks, dict):
+            raise ValidationError({"checks": "Expected a mapping of check name to outcome."})
+        outcomes = set(self.CheckOutcome.values)
+        bad = {name: outcome for name, outcome in self.checks.items() if outcome not in outcomes}
+        if bad:
+            raise ValidationError({"checks": f"Unknown outcome(s) {bad}; use one of: {', '.join(sorted(outcomes))}."})
+        if self.checks and self.source_id is None:
+            raise ValidationError({"checks": "Documented check outcomes need the source that states them."})
 
     class Meta:
         ordering = ["api_surface__name"]

@@ -26,7 +26,6 @@ from catalog.selectors import (
     tool_list,
 )
 from core.cache import cached_read, read_cache_seconds
-from probes.selectors.dashboards import tool_measurements
 
 # The guide's eight questions come from the engine comparison seed and the documents it cites
 # (keys of fixtures/catalog/sources.yaml).
@@ -130,7 +129,6 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "caveats": caveats,
             "price_items": price_items,
             "page_sources": page_sources,
-            "tool_measurements": tool_measurements(tool=tool),
         },
     )
 

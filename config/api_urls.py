@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from catalog import apis as catalog_apis
 from core.apis import not_found
 from probes import apis as probe_apis
+from probes import sweep_apis
 
 app_name = "api"
 
@@ -32,6 +33,11 @@ urlpatterns = [
     path("probes/runs/<int:pk>/", probe_apis.ProbeRunDetailApi.as_view(), name="probe-run-detail"),
     path("probes/summaries/", probe_apis.SummaryListApi.as_view(), name="probe-summary-list"),
     path("probes/compat/", probe_apis.CompatMatrixApi.as_view(), name="probe-compat"),
+    path("probes/sweeps/", sweep_apis.SweepRunListApi.as_view(), name="sweep-run-list"),
+    path("probes/sweeps/<int:pk>/", sweep_apis.SweepRunDetailApi.as_view(), name="sweep-run-detail"),
+    path("probes/sweeps/<int:pk>/levels/", sweep_apis.SweepLevelListApi.as_view(), name="sweep-level-list"),
+    path("probes/sweeps/<int:pk>/stop/", sweep_apis.SweepRunStopApi.as_view(), name="sweep-run-stop"),
+    path("probes/sweeps/<int:pk>/resume/", sweep_apis.SweepRunResumeApi.as_view(), name="sweep-run-resume"),
     path("", include("recommend.api_urls")),
     # Anything else under /api/v1/ answers in the API's error shape, not with an HTML page.
     re_path(r"^.*$", not_found, name="not-found"),

@@ -16,6 +16,11 @@ Redis:
 - there is no per-process memory to go stale: every request asks, at the cost of one small query
   (a prepared statement, about 0.3 ms).
 
+On SQLite (the default database of `make run`), which has no such system columns, triggers installed
+after every `migrate` (`install_sqlite_version_triggers`) bump a per-table counter in
+`atlas_table_version` on every insert, update and delete of a scoped table, and the fingerprint reads
+those counters: the same guarantees, since SQLite's triggers run inside the writing transaction.
+
 Entries still expire after `READ_CACHE_SECONDS` (default 300; 0 turns caching off): a safety net for a
 sum that happens to come out equal, and a bound on the space that unreachable entries take. A cache
 server that stops answering only costs speed: the read is computed as if nothing were cached.
@@ -56,19 +61,27 @@ def read_cache_seconds() -> int:
     return settings.READ_CACHE_SECONDS
 
 
-@functools.cache
-def _fingerprint_sql(scopes: frozenset[str]) -> str:
+SQLITE_VERSION_TABLE = "atlas_table_version"
+
+
+def scoped_tables(scopes: frozenset[str]) -> list[str]:
+    """The tables whose rows the reads of `scopes` may show, sorted."""
     unknown = scopes - SCOPE_MODELS.keys()
     if unknown:
         raise ValueError(f"Unknown cache scopes: {sorted(unknown)}")
     # Auto-created models are the many-to-many link tables (Tool.sources, ...): links change too.
-    tables = sorted(
+    return sorted(
         {
             model._meta.db_table
             for model in apps.get_models(include_auto_created=True)
             if any(SCOPE_MODELS[scope](model) for scope in scopes)
         }
     )
+
+
+@functools.cache
+def _fingerprint_sql(scopes: frozenset[str]) -> str:
+    tables = scoped_tables(scopes)
     quote = connection.ops.quote_name
     return " UNION ALL ".join(
         f"SELECT {position}, COUNT(*), SUM(xmin::text::bigint), SUM(cmin::text::bigint) FROM {quote(table)}"
@@ -92,11 +105,53 @@ def _execute_statement(scopes: frozenset[str]) -> str:
     return f"EXECUTE {name}"
 
 
+def install_sqlite_version_triggers(*, using_connection=None) -> None:
+    """On SQLite, make every write to a scoped table bump that table's counter in atlas_table_version.
+
+    Idempotent; run after every `migrate` (core's post_migrate handler), since a migration may add a
+    table or rebuild one (SQLite rebuilds a table to alter it, dropping its triggers).
+    """
+    db = using_connection or connection
+    if db.vendor != "sqlite":
+        return
+    quote = db.ops.quote_name
+    existing = set(db.introspection.table_names())
+    with db.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TABLE IF NOT EXISTS {SQLITE_VERSION_TABLE} "
+            "(table_name TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        for table in scoped_tables(frozenset(SCOPE_MODELS)):
+            if table not in existing:
+                continue
+            for operation in ("INSERT", "UPDATE", "DELETE"):
+                cursor.execute(
+                    f"CREATE TRIGGER IF NOT EXISTS {quote(f'atlas_version_{table}_{operation.lower()}')} "
+                    f"AFTER {operation} ON {quote(table)} BEGIN "
+                    f"INSERT INTO {SQLITE_VERSION_TABLE} (table_name, version) VALUES ('{table}', 1) "
+                    "ON CONFLICT (table_name) DO UPDATE SET version = version + 1; END"
+                )
+
+
+def _sqlite_fingerprint_rows(scopes: frozenset[str]) -> list[tuple[Any, ...]]:
+    tables = scoped_tables(scopes)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT table_name, version FROM {SQLITE_VERSION_TABLE} "
+            f"WHERE table_name IN ({', '.join(['%s'] * len(tables))}) ORDER BY table_name",
+            tables,
+        )
+        return cursor.fetchall()
+
+
 def data_fingerprint(scopes: Iterable[str]) -> str:
     """A short hash of the current state of every table in `scopes`, as this connection sees it (one query)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_execute_statement(frozenset(scopes)))
-        rows = cursor.fetchall()
+    if connection.vendor == "sqlite":
+        rows = _sqlite_fingerprint_rows(frozenset(scopes))
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(_execute_statement(frozenset(scopes)))
+            rows = cursor.fetchall()
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
@@ -118,17 +173,20 @@ def cached_read(
     result must pickle. Only GET/HEAD reads that show nothing user-specific belong here.
     """
     timeout = read_cache_seconds()
-    # The fingerprint reads PostgreSQL's system columns; elsewhere (a SQLite checkout) nothing is cached.
-    if timeout <= 0 or connection.vendor != "postgresql":
+    # The fingerprint reads PostgreSQL's system columns or SQLite's trigger-kept counters; on any other
+    # database nothing is cached.
+    if timeout <= 0 or connection.vendor not in ("postgresql", "sqlite"):
         return build(), int(time.time())
     scopes = tuple(sorted(set(scopes)))
     location = [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", "")]
     try:
         fingerprint = data_fingerprint(scopes)
     except DatabaseError:
-        # A pooler may have dropped the prepared statement (DISCARD ALL); prepare again next time and,
-        # like a cache outage, only cost speed now.
-        _prepared_on.pop(connection.connection, None)
+        # A pooler may have dropped the prepared statement (DISCARD ALL), or a SQLite database was
+        # migrated without core's triggers; prepare again next time and, like a cache outage, only
+        # cost speed now.
+        if connection.vendor == "postgresql":
+            _prepared_on.pop(connection.connection, None)
         logger.warning("data fingerprint unavailable; computing %s", request.path, exc_info=True)
         return build(), int(time.time())
     raw = "\0".join([*location, *scopes, fingerprint])

@@ -1,6 +1,14 @@
-"""Who changed what and when, for every write that goes through a service."""
+"""Model bases every app shares, and who changed what and when, for every write that goes through a service."""
 from django.conf import settings
 from django.db import models
+
+
+class TimeStampedModel(models.Model):
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
 
 
 class AuditEntry(models.Model):

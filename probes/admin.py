@@ -59,7 +59,7 @@ class ProbeTargetAdmin(admin.ModelAdmin):
 
     @admin.action(description="Enqueue speed and compat runs for the selected targets")
     def enqueue_probe_runs(self, request: HttpRequest, queryset: QuerySet[ProbeTarget]) -> None:
-        from probes.services.runs import probe_runs_enqueue
+        from probes.services.runs.enqueue import probe_runs_enqueue
 
         total = 0
         for target in queryset.select_related("tool"):

@@ -16,7 +16,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from catalog.loading import FixtureError
+from core.loading import FixtureError
 from catalog.models import Tool
 from probes.models import ProbeTarget
 

@@ -1,4 +1,4 @@
-"""Celery tasks for probes: thin interfaces that take ids and delegate to probes.services.runs."""
+"""Celery tasks for probes: thin interfaces that take ids and delegate to the services in probes.services."""
 from __future__ import annotations
 
 import logging
@@ -25,7 +25,8 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
     ignore_result=True,
 )
 def probe_run_task(self, run_id: int) -> str:
-    from probes.services.runs import RunExecution, probe_run_execute
+    from probes.services.runs.claim import RunExecution
+    from probes.services.runs.execute import probe_run_execute
 
     try:
         result = probe_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
@@ -46,20 +47,48 @@ def probe_run_task(self, run_id: int) -> str:
 
 @shared_task(ignore_result=True)
 def probe_schedule_speed_task() -> int:
-    from probes.services.runs import probe_schedule_speed
+    from probes.services.runs.enqueue import probe_schedule_speed
 
     return len(probe_schedule_speed())
 
 
 @shared_task(ignore_result=True)
 def probe_schedule_daily_task() -> int:
-    from probes.services.runs import probe_schedule_daily
+    from probes.services.runs.enqueue import probe_schedule_daily
 
     return len(probe_schedule_daily())
 
 
 @shared_task(ignore_result=True)
 def probe_runs_recover_task() -> dict:
-    from probes.services.runs import probe_runs_recover
+    from probes.services.runs.recover import probe_runs_recover
 
     return probe_runs_recover()
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    # A sweep stops itself at its plan's max_duration_s (at most SweepLimits.max_duration_s); this is the backstop.
+    soft_time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT,
+    time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT + 60,
+    max_retries=5,
+    ignore_result=True,
+)
+def sweep_run_task(self, run_id: int) -> str:
+    from probes.services.sweeps import sweep_run_execute
+
+    try:
+        result = sweep_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
+    except TRANSIENT_ERRORS as exc:
+        raise self.retry(exc=exc, countdown=min(300, 5 * 2**self.request.retries)) from exc
+    if result == "busy":
+        try:
+            raise self.retry(
+                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
+                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
+            )
+        except MaxRetriesExceededError:
+            logger.warning("Sweep run %s still busy after retries", run_id)
+    return result

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from probes import views
+from probes import sweep_views, views
 
 app_name = "probes"
 
@@ -8,4 +8,7 @@ urlpatterns = [
     path("providers/", views.providers_dashboard, name="providers"),
     path("engines/", views.engines_dashboard, name="engines"),
     path("methodology/", views.methodology, name="methodology"),
+    path("engines/lab/", sweep_views.sweep_list, name="sweep-list"),
+    path("engines/lab/compare/", sweep_views.sweep_compare, name="sweep-compare"),
+    path("engines/lab/<int:pk>/", sweep_views.sweep_detail, name="sweep-detail"),
 ]

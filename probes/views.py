@@ -1,11 +1,13 @@
-"""Pages of measured figures. Thin: the selectors in probes.selectors.dashboards do the reading."""
+"""Pages of measured figures. Thin: the read models in probes.selectors do the reading."""
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
+from probes import presenters
 from probes.selectors import dashboards
 from probes.selectors.dashboards import ENGINES, PROVIDERS
+from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
 
 
 def _admin_targets_url() -> str | None:
@@ -23,9 +25,9 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
     )
     context = {
         "dashboard": dashboard,
-        "metrics": dashboards.HEADLINE_METRICS,
-        "all_metrics": dashboards.METRICS,
-        "outcome_legend": dashboards.outcome_legend(),
+        "metrics": presenters.HEADLINE_METRICS,
+        "all_metrics": presenters.METRICS,
+        "outcome_legend": presenters.outcome_legend(),
         "admin_targets_url": _admin_targets_url(),
     }
     return render(request, template, context)
@@ -44,14 +46,14 @@ def engines_dashboard(request: HttpRequest) -> HttpResponse:
 @require_safe
 def methodology(request: HttpRequest) -> HttpResponse:
     context = {
-        "freshness": dashboards.freshness_report(),
-        "schedule": dashboards.probe_schedule(),
-        "workloads": dashboards.probe_workloads(),
-        "percentile_window_days": dashboards.percentile_window_days(),
-        "buffered_rule": dashboards.buffered_stream_rule(),
-        "outcome_legend": dashboards.outcome_legend(),
-        "checks": dashboards.compat_check_descriptions(),
-        "stale_single_hours": int(dashboards.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
-        "stale_parallel_hours": int(dashboards.STALE_AFTER_PARALLEL.total_seconds() // 3600),
+        "freshness": freshness_report(),
+        "schedule": probe_schedule(),
+        "workloads": probe_workloads(),
+        "percentile_window_days": presenters.percentile_window_days(),
+        "buffered_rule": buffered_stream_rule(),
+        "outcome_legend": presenters.outcome_legend(),
+        "checks": presenters.compat_check_descriptions(),
+        "stale_single_hours": int(presenters.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
+        "stale_parallel_hours": int(presenters.STALE_AFTER_PARALLEL.total_seconds() // 3600),
     }
     return render(request, "probes/methodology.html", context)

@@ -49,6 +49,11 @@ class RankedToolSerializer(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
     score = serializers.FloatField(help_text="Comparable among tools of the same kind.")
+    rank = serializers.IntegerField(help_text="Rank among tools of the same kind; tied tools share it.")
+    tied = serializers.BooleanField(help_text="Another tool of the same kind has the same score.")
+    companion = serializers.CharField(
+        allow_blank=True, help_text="Orchestration layer recommended together with this engine, if any."
+    )
     reasons = ReasonSerializer(many=True)
     lost_because = serializers.CharField(allow_blank=True, help_text="Why it ranks below the one above it.")
     named_by_guide = serializers.BooleanField(
@@ -85,6 +90,11 @@ class RecommendationSerializer(serializers.Serializer):
     not_recommended = ExcludedToolSerializer(many=True, help_text="Listed by a source, never recommended here.")
     excluded = ExcludedToolSerializer(many=True, help_text="Removed by a hard constraint, with the reason.")
     reference_model = serializers.CharField(allow_null=True, help_text="Model whose prices compare providers.")
+    provider_evidence = serializers.ChoiceField(
+        choices=["measured", "reported", "documented"], allow_null=True,
+        help_text="What ranked the hosted providers' speed: this site's measurements, figures reported by a named "
+        "publisher, or documented facts (one tier per answer, never mixed).",
+    )
 
 
 class CheckNamesField(serializers.ListField):

@@ -15,7 +15,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from catalog.loading import FixtureError
+from core.loading import FixtureError
 from catalog.models import Source, Tool, UseCase, UseCaseRecommendation
 
 logger = logging.getLogger(__name__)

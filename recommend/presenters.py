@@ -16,8 +16,15 @@ def _source(labels: dict[str, SourceLabel], key: str | None) -> dict | None:
     return asdict(label) if label else {"key": key, "title": key, "url": "", "verified_on": None}
 
 
+def _reason_source(labels, reason: Reason) -> dict | None:
+    if reason.external:
+        return {"key": reason.external.url, "title": reason.external.title, "url": reason.external.url,
+                "verified_on": None}
+    return _source(labels, reason.source_key)
+
+
 def _reasons(labels, reasons: list[Reason]) -> list[dict]:
-    return [{"text": reason.text, "rule": reason.rule, "source": _source(labels, reason.source_key)}
+    return [{"text": reason.text, "rule": reason.rule, "source": _reason_source(labels, reason)}
             for reason in reasons]
 
 
@@ -38,6 +45,8 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
         "results": [
             {
                 "tool": item.tool, "name": item.name, "kind": item.kind, "score": item.score,
+                "rank": item.rank, "tied": item.tied, "companion": item.companion,
+                "companion_name": item.companion_name,
                 "reasons": _reasons(labels, item.reasons), "lost_because": item.lost_because,
                 "named_by_guide": not item.reasons or item.reasons[0].rule != "catalog:hardware",
             }
@@ -51,6 +60,7 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
             for warning in recommendation.warnings
         ],
         "reference_model": recommendation.reference_model,
+        "provider_evidence": recommendation.provider_evidence,
     }
 
 

@@ -15,6 +15,7 @@ from catalog.models import (
     PriceItem,
     Source,
     Tool,
+    ToolApiSurface,
     ToolQuantFormat,
     UseCase,
     UseCaseRecommendation,
@@ -26,6 +27,7 @@ from scoring.ranking import (
     CaveatInfo,
     CatalogData,
     CompatInfo,
+    DocumentedCheck,
     PriceInfo,
     Recommendation,
     SpeedInfo,
@@ -55,6 +57,7 @@ def _tools_with_relations() -> QuerySet[Tool]:
         Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware", "source")),
         Prefetch("quant_format_support", queryset=ToolQuantFormat.objects.select_related("quant_format", "source")),
         Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
+        Prefetch("api_surface_support", queryset=ToolApiSurface.objects.select_related("api_surface", "source")),
     )
 
 
@@ -78,6 +81,7 @@ def catalog_data() -> CatalogData:
                 CaveatInfo(caveat.title, caveat.body, caveat.severity, caveat.source.key)
                 for caveat in tool.caveats.all()
             ),
+            documented_checks=_documented_checks(tool),
         )
     prices = tuple(
         PriceInfo(
@@ -115,6 +119,17 @@ def catalog_data() -> CatalogData:
         for status in CompatStatus.objects.select_related("target__tool").order_by("id")
     )
     return CatalogData(tools=tools, prices=prices, speeds=speeds, compat=compat)
+
+
+def _documented_checks(tool: Tool) -> dict[str, DocumentedCheck]:
+    """Check outcomes from the tool's API surfaces; an OpenAI chat surface speaks for the checks first."""
+    checks: dict[str, DocumentedCheck] = {}
+    surfaces = sorted(tool.api_surface_support.all(), key=lambda link: link.api_surface.slug != "openai-chat")
+    for link in surfaces:
+        for check, outcome in (link.checks or {}).items():
+            if check not in checks and link.source:
+                checks[check] = DocumentedCheck(check, outcome, link.source.key, link.api_surface.name)
+    return checks
 
 
 def _median_72h(metrics: dict, name: str) -> float | None:

@@ -91,6 +91,8 @@ MAX_CONCURRENCY = 100_000
 LONG_CONTEXT_TOKENS = 32_768
 # At or above this many simultaneous requests the guide's "serving several users" qualifiers apply.
 SERVING_CONCURRENCY = 4
+# More simultaneous users than this, in production, is public serving: local-only servers step aside.
+HANDFUL_OF_USERS = 4
 
 MULTI_GPU_HARDWARE = frozenset({"rtx_multi", "nvidia_hopper_node", "nvidia_blackwell", "amd_instinct"})
 NVIDIA_DATACENTER_HARDWARE = frozenset({"nvidia_hopper_node", "nvidia_blackwell"})
@@ -152,6 +154,15 @@ class Profile:
     @property
     def serves_many(self) -> bool:
         return self.deployment != "local" or self.concurrency >= SERVING_CONCURRENCY
+
+    @property
+    def hosted_allowed(self) -> bool:
+        """Without hardware of one's own, hosted APIs are the only answer, ticked or not."""
+        return self.hosted_ok or self.hardware == "none"
+
+    @property
+    def public_serving(self) -> bool:
+        return self.deployment != "local" and self.concurrency > HANDFUL_OF_USERS
 
     @property
     def long_context(self) -> bool:

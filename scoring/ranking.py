@@ -1,11 +1,13 @@
 """Rank engines and hosted providers for a profile, with the reason behind every point.
 
 Order of work: hard constraints remove tools (never-recommended tools, hardware a tool does not run on,
-hosted providers when on-premises is required, measured compatibility failures on a required feature);
-the hardware recipe's first matching condition decides the top engine; the recipe's other entries and
-the remaining compatible engines follow; hosted providers (when allowed) are ranked by their measured
-72-hour medians and prices. Scores compare tools of the same kind; engines are listed before providers
-unless the user has no hardware of their own.
+hosted providers when on-premises is required, a required API feature that a probe measured failing or
+that the tool's own documentation says it rejects or ignores); the hardware recipe's first matching
+condition decides the top engine; the recipe's other entries and the remaining compatible engines follow;
+hosted providers (when allowed) are ranked on one evidence tier: the site's measured 72-hour medians when
+any provider has them, else figures reported by a named publisher, else documented facts, and always prices.
+Equal scores share a rank and are shown as ties, never ordered by name. Scores compare tools of the same
+kind; engines are listed before providers unless the user has no hardware of their own.
 """
 from __future__ import annotations
 
@@ -15,10 +17,14 @@ from dataclasses import dataclass, field
 from scoring.profile import Profile
 from scoring.rules import (
     COMPARISON,
+    DOCUMENTED_SPEED,
     ENGINE_GUIDE,
+    EVALUATE,
     GUIDE_ENGINES,
     GUIDE_RULES_BY_ID,
     HARDWARE_TARGETS,
+    LOCAL_ONLY_CITATION,
+    LOCAL_ONLY_SERVERS,
     NEVER_RECOMMENDED,
     RECIPES_BY_HARDWARE,
     ProfileWarning,
@@ -28,7 +34,14 @@ from scoring.rules import (
 
 MEASURED = "inference-atlas-probes"
 FAILING_OUTCOMES = frozenset({"rejected", "ignored"})
+# What a tool's own documentation may say about a request parameter; the first three fail a requirement.
+DOCUMENTED_FAILING_OUTCOMES = frozenset({"rejected", "ignored", "unsupported"})
 PROVIDER = "provider"
+ORCHESTRATION = "orchestration"
+# Evidence tiers for hosted providers' speed, strongest first. One answer ranks on one tier only.
+EVIDENCE_MEASURED = "measured"
+EVIDENCE_REPORTED = "reported"
+EVIDENCE_DOCUMENTED = "documented"
 # Blended price weights input three to one over output, the convention of the best-known provider benchmark.
 BLEND_INPUT_WEIGHT = 3
 BLEND_OUTPUT_WEIGHT = 1
@@ -39,6 +52,8 @@ PROVIDER_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "cost": (0.20, 0.10, 0.70),
 }
 DEFAULT_PROVIDER_WEIGHTS = (0.40, 0.30, 0.30)
+# Scores closer than this are the same score: differences below it come from rounding, not evidence.
+TIE_TOLERANCE = 0.005
 QUANT_FORMAT_SLUGS: dict[str, tuple[str, ...]] = {
     "gguf": ("gguf",),
     "exl2": ("exl2",),
@@ -61,6 +76,16 @@ class CaveatInfo:
 
 
 @dataclass(frozen=True)
+class DocumentedCheck:
+    """What a tool's own documentation says about one request parameter (a compat check name)."""
+
+    check: str
+    outcome: str
+    source_key: str
+    surface: str = ""
+
+
+@dataclass(frozen=True)
 class ToolInfo:
     slug: str
     name: str
@@ -71,6 +96,7 @@ class ToolInfo:
     # Source keys of the catalog rows behind each hardware target and quantization format, where known.
     hardware_sources: dict[str, str] = field(default_factory=dict)
     quant_format_sources: dict[str, str] = field(default_factory=dict)
+    documented_checks: dict[str, DocumentedCheck] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,6 +129,21 @@ class SpeedInfo:
 
 
 @dataclass(frozen=True)
+class ReportedSpeed:
+    """A speed figure published by a third party for a tool and model, never measured by this site."""
+
+    tool: str
+    model: str
+    publisher: str
+    url: str
+    observed_on: str
+    output_speed_tps: float | None = None
+    ttft_ms: float | None = None
+    workload: str = ""
+    concurrency: int | None = None
+
+
+@dataclass(frozen=True)
 class CompatInfo:
     tool: str
     target: str
@@ -117,6 +158,16 @@ class CatalogData:
     prices: tuple[PriceInfo, ...] = ()
     speeds: tuple[SpeedInfo, ...] = ()
     compat: tuple[CompatInfo, ...] = ()
+    reported: tuple[ReportedSpeed, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExternalSource:
+    """A source outside the catalog's Source table: a publisher's page behind a reported figure."""
+
+    title: str
+    url: str
+    observed_on: str
 
 
 @dataclass(frozen=True)
@@ -124,6 +175,7 @@ class Reason:
     text: str
     rule: str
     source_key: str | None
+    external: ExternalSource | None = None
 
 
 @dataclass
@@ -134,6 +186,11 @@ class RankedTool:
     score: float
     reasons: list[Reason]
     lost_because: str = ""
+    rank: int = 0
+    tied: bool = False
+    # An orchestration layer is recommended together with the engine it runs on, never alone.
+    companion: str = ""
+    companion_name: str = ""
 
 
 @dataclass
@@ -153,6 +210,7 @@ class Recommendation:
     not_recommended: list[ExcludedTool]
     warnings: list[ProfileWarning]
     reference_model: str | None = None
+    provider_evidence: str | None = None
 
     @property
     def top(self) -> RankedTool | None:
@@ -187,30 +245,49 @@ def recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
             ))
 
     engines = _rank_engines(profile, catalog, failing, excluded)
-    providers, reference_model = _rank_providers(profile, catalog, failing, excluded)
+    providers, reference_model, evidence = _rank_providers(profile, catalog, failing, excluded)
+    _assign_ranks(engines)
+    _assign_ranks(providers)
     results = providers + engines if profile.hardware == "none" else engines + providers
-    return Recommendation(profile, results, excluded, not_recommended, profile_warnings(profile), reference_model)
+    return Recommendation(profile, results, excluded, not_recommended, profile_warnings(profile), reference_model,
+                          evidence)
 
 
-def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[CompatInfo]]:
-    failing: dict[str, list[CompatInfo]] = {}
+def _assign_ranks(ranked: list[RankedTool]) -> None:
+    """Equal scores share a rank and are marked tied; the order inside a tie carries no meaning."""
+    for position, item in enumerate(ranked):
+        previous = ranked[position - 1] if position else None
+        if previous and abs(previous.score - item.score) < TIE_TOLERANCE:
+            item.rank = previous.rank
+            item.tied = previous.tied = True
+        else:
+            item.rank = position + 1
+
+
+def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Reason]]:
+    """Required checks each tool fails: a probe's measurement first, else the tool's own documentation."""
+    failing: dict[str, list[Reason]] = {}
+    measured = {(status.tool, status.check) for status in catalog.compat}
     for status in catalog.compat:
         if status.check in profile.needs and status.outcome in FAILING_OUTCOMES:
-            failing.setdefault(status.tool, []).append(status)
+            failing.setdefault(status.tool, []).append(Reason(
+                f"Measured: {status.check} was {status.outcome} by probe target {status.target}"
+                + (f" ({status.message[:160]})" if status.message else "")
+                + "; you need it to work.",
+                f"compat:{status.check}",
+                MEASURED,
+            ))
+    for tool in catalog.tools.values():
+        for check in profile.needs:
+            documented = tool.documented_checks.get(check)
+            if documented and documented.outcome in DOCUMENTED_FAILING_OUTCOMES and (tool.slug, check) not in measured:
+                failing.setdefault(tool.slug, []).append(Reason(
+                    f"Documented: its {documented.surface or 'API'} documentation says {check} is "
+                    f"{documented.outcome}; you need it to work.",
+                    f"documented-gap:{check}",
+                    documented.source_key,
+                ))
     return failing
-
-
-def _compat_reasons(statuses: list[CompatInfo]) -> list[Reason]:
-    return [
-        Reason(
-            f"Measured: {status.check} was {status.outcome} by probe target {status.target}"
-            + (f" ({status.message[:160]})" if status.message else "")
-            + "; you need it to work.",
-            f"compat:{status.check}",
-            MEASURED,
-        )
-        for status in statuses
-    ]
 
 
 def _hardware_match(profile: Profile, tool: ToolInfo) -> tuple[str, str] | None:
@@ -224,7 +301,7 @@ def _hardware_match(profile: Profile, tool: ToolInfo) -> tuple[str, str] | None:
 
 
 def _rank_engines(
-    profile: Profile, catalog: CatalogData, failing: dict[str, list[CompatInfo]], excluded: list[ExcludedTool]
+    profile: Profile, catalog: CatalogData, failing: dict[str, list[Reason]], excluded: list[ExcludedTool]
 ) -> list[RankedTool]:
     recipe = RECIPES_BY_HARDWARE.get(profile.hardware)
     if recipe is None:
@@ -244,13 +321,16 @@ def _rank_engines(
             )]))
             continue
         if slug in failing:
-            excluded.append(ExcludedTool(slug, tool.name, tool.kind, _compat_reasons(failing[slug])))
+            excluded.append(ExcludedTool(slug, tool.name, tool.kind, failing[slug]))
             continue
         runnable[slug] = match
     if not runnable:
         return []
 
     decided = _decide(profile, recipe, runnable)
+    orchestration = recipe.orchestration_for(profile)
+    if orchestration and (orchestration.tool not in runnable or decided is None):
+        orchestration = None
     # Runner-ups in the order the recipe would have decided: matching qualifiers by priority, then the
     # default, then the entries whose condition does not hold, in the order the guide lists them.
     matching = sorted((e for e in recipe.entries if e.when and e.when(profile)), key=lambda e: e.priority)
@@ -262,19 +342,43 @@ def _rank_engines(
         tool = catalog.tools[slug]
         hardware_source = tool.hardware_sources.get(target)
         entry = next((entry for entry in recipe.entries if entry.tool == slug), None)
+        is_top = bool(decided and slug == decided.tool)
         reasons: list[Reason] = []
-        if decided and slug == decided.tool:
+        if is_top:
             score = 100.0
             reasons.append(_decision_reason(profile, recipe.title, decided, tool.name))
             first_choice = recipe.decide(profile)
-            if first_choice.tool != slug:
+            if first_choice.tool != slug and profile.public_serving and first_choice.tool in LOCAL_ONLY_SERVERS:
+                reasons.append(Reason(
+                    f"The recipe's first choice, {first_choice.tool}, is a local-only server and you serve more "
+                    "than a handful of users in production, so the next entry leads.", "guide:local-only-server",
+                    LOCAL_ONLY_CITATION.source_key,
+                ))
+            elif first_choice.tool != slug:
                 reasons.append(Reason(
                     f"The recipe's first choice for your answers, {first_choice.tool}, is not listed for this "
                     "hardware in the catalog, so the next entry leads.", "constraint:hardware", None,
                 ))
+            if orchestration:
+                reasons.append(Reason(
+                    f"Run it under {catalog.tools[orchestration.tool].name}: {orchestration.reason}",
+                    f"recipe:{recipe.hardware}:{orchestration.tool}", recipe.citation.source_key,
+                ))
+        elif orchestration and slug == orchestration.tool:
+            # Just below the engine it runs on: an orchestration layer is never the answer on its own.
+            score = 99.0
+            reasons.append(Reason(
+                f"Recipe '{recipe.title}': {entry.reason} It orchestrates engines and does not serve a model "
+                f"itself, so it is recommended together with {catalog.tools[decided.tool].name}, not instead of it "
+                f"(applies when {entry.condition}; it does).",
+                f"recipe:{recipe.hardware}", recipe.citation.source_key,
+            ))
         elif entry is not None:
             applies = entry.when is None or entry.when(profile)
-            score = (80.0 if applies else 65.0) - decision_order.index(entry)
+            if entry.role == EVALUATE:
+                score = (60.0 if applies else 50.0) - decision_order.index(entry)
+            else:
+                score = (80.0 if applies else 65.0) - decision_order.index(entry)
             reasons.append(Reason(
                 f"Recipe '{recipe.title}': {entry.reason}"
                 + ("" if entry.when is None else f" (applies when {entry.condition}"
@@ -287,6 +391,8 @@ def _rank_engines(
                 f"Runs on your hardware ({target}) according to the catalog, but the guide's recipe for "
                 f"'{recipe.title}' does not name it.", "catalog:hardware", hardware_source,
             ))
+        if tool.kind == ORCHESTRATION and not (orchestration and slug == orchestration.tool):
+            score = min(score, 30.0)
         if level in {"partial", "plugin"}:
             score -= 10
             reasons.append(Reason(
@@ -302,7 +408,7 @@ def _rank_engines(
         quant_reason = _quant_reason(profile, tool)
         if quant_reason:
             reasons.append(quant_reason)
-            if not (decided and slug == decided.tool):
+            if not is_top:
                 score -= 15
         if profile.interconnect == "thunderbolt" and slug in {"mlx", "mlx-lm"}:
             reasons.append(Reason(
@@ -310,13 +416,24 @@ def _rank_engines(
                 "guide:mlx-thunderbolt", ENGINE_GUIDE,
             ))
         reasons.extend(_engine_measurements(speeds_by_tool.get(slug, [])))
-        if profile.deployment != "local" and slug in {"mlx", "mlx-lm"}:
+        if profile.public_serving and (slug in LOCAL_ONLY_SERVERS or tool.kind == "desktop_app"):
+            score -= 60
+            why = LOCAL_ONLY_SERVERS.get(slug, "it is a desktop app for local convenience")
+            reasons.append(Reason(
+                f"Moved down: you serve more than a handful of users in production, and {why}. Production means "
+                "security, observability, backpressure, routing and autoscaling.",
+                "guide:local-only-server", LOCAL_ONLY_CITATION.source_key,
+            ))
+        elif profile.deployment != "local" and slug in {"mlx", "mlx-lm"}:
             reasons.append(Reason(
                 "The MLX-LM server is not recommended for production by its authors (basic security checks only).",
                 "guide:mlx-server", ENGINE_GUIDE,
             ))
-        ranked.append(RankedTool(slug, tool.name, tool.kind, score, reasons))
-    ranked.sort(key=lambda item: (-item.score, item.tool))
+        item = RankedTool(slug, tool.name, tool.kind, score, reasons)
+        if is_top and orchestration:
+            item.companion, item.companion_name = orchestration.tool, catalog.tools[orchestration.tool].name
+        ranked.append(item)
+    ranked.sort(key=lambda item: -item.score)
     _explain_engine_losses(ranked, recipe.title, decided)
     return ranked
 
@@ -343,14 +460,16 @@ def _engine_measurements(speeds: list[SpeedInfo]) -> list[Reason]:
 
 
 def _decide(profile: Profile, recipe, runnable: dict[str, tuple[str, str]]) -> RecipeEntry | None:
+    eligible = {slug for slug in runnable if not (profile.public_serving and slug in LOCAL_ONLY_SERVERS)}
     decided = recipe.decide(profile)
-    if decided.tool in runnable:
+    if decided.tool in eligible:
         return decided
-    # The recipe's pick cannot run here (per the catalog): fall back to its next runnable entry.
-    for entry in recipe.entries:
-        if entry.tool in runnable and (entry.when is None or entry.when(profile)):
+    # The recipe's pick cannot run here (per the catalog) or is a local-only server for public serving:
+    # fall back to its next eligible pick.
+    for entry in recipe.picks:
+        if entry.tool in eligible and (entry.when is None or entry.when(profile)):
             return entry
-    return next((entry for entry in recipe.entries if entry.tool in runnable), None)
+    return next((entry for entry in recipe.picks if entry.tool in eligible), None)
 
 
 def _decision_reason(profile: Profile, title: str, entry: RecipeEntry, name: str) -> Reason:
@@ -380,13 +499,20 @@ def _explain_engine_losses(ranked: list[RankedTool], title: str, decided: Recipe
     if not ranked:
         return
     leader = ranked[0]
-    for item in ranked[1:]:
+    for position, item in enumerate(ranked[1:], start=1):
+        above = ranked[position - 1]
+        if abs(above.score - item.score) < TIE_TOLERANCE:
+            item.lost_because = f"Tied with {above.name}: the guide and the catalog give no reason to prefer either."
+            continue
         penalties = [reason.text for reason in item.reasons[1:] if not reason.rule.startswith("catalog:quant")]
-        because = (
-            f"{leader.name} leads because the recipe '{title}' decides it for your answers."
-            if decided else f"{leader.name} scores higher."
-        )
-        item.lost_because = because + (f" Also: {penalties[0]}" if penalties else "")
+        if leader.companion == item.tool:
+            because = f"Not an engine: it runs on top of {leader.name}, which it is recommended with."
+        elif decided and leader.tool == decided.tool:
+            because = f"{leader.name} leads because the recipe '{title}' decides it for your answers."
+        else:
+            because = f"{leader.name} scores higher."
+        item.lost_because = because + (f" Also: {penalties[0]}" if penalties and leader.companion != item.tool
+                                       else "")
 
 
 def _reference_model(catalog: CatalogData, providers: list[str]) -> str | None:
@@ -418,60 +544,139 @@ def _best_speed(profile: Profile, options: list[SpeedInfo], model: str | None) -
     return min(options, key=closeness)
 
 
-def _rank_providers(
-    profile: Profile, catalog: CatalogData, failing: dict[str, list[CompatInfo]], excluded: list[ExcludedTool]
-) -> tuple[list[RankedTool], str | None]:
-    providers = [
-        tool for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
-    ]
-    if not profile.hosted_ok:
-        for tool in providers:
-            excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, [Reason(
-                "You answered that the model may not run on a hosted API.", "constraint:on-premises", None,
-            )]))
-        return [], None
-    allowed = []
-    for tool in providers:
-        if tool.slug in failing:
-            excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, _compat_reasons(failing[tool.slug])))
-        else:
-            allowed.append(tool)
-    if not allowed:
-        return [], None
-    model = _reference_model(catalog, [tool.slug for tool in allowed])
-    prices = {price.tool: price for price in catalog.prices if price.model == model}
+@dataclass(frozen=True)
+class _SpeedEvidence:
+    """One provider's speed on the answer's evidence tier, with the reasons that state it."""
+
+    output_speed_tps: float | None
+    ttft_ms: float | None
+    reasons: tuple[Reason, ...]
+
+
+def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
+                       model: str | None) -> dict[str, _SpeedEvidence]:
     speeds_by_tool = _speeds_by_tool(catalog)
-    speeds = {tool.slug: _best_speed(profile, speeds_by_tool.get(tool.slug, []), model) for tool in allowed}
-    measured_checks = {(status.tool, status.check) for status in catalog.compat}
-
-    fastest = max((s.output_speed_tps for s in speeds.values() if s and s.output_speed_tps), default=None)
-    quickest = min((s.ttft_ms for s in speeds.values() if s and s.ttft_ms), default=None)
-    cheapest = min((p.blended for p in prices.values() if p.blended > 0), default=None)
-    w_speed, w_ttft, w_price = PROVIDER_WEIGHTS.get(profile.optimize_for, DEFAULT_PROVIDER_WEIGHTS)
-
-    ranked: list[RankedTool] = []
-    for tool in allowed:
-        reasons: list[Reason] = []
-        speed, price = speeds[tool.slug], prices.get(tool.slug)
-        speed_part = ttft_part = price_part = 0.0
-        if speed and speed.output_speed_tps and fastest:
-            speed_part = speed.output_speed_tps / fastest
+    evidence: dict[str, _SpeedEvidence] = {}
+    for slug in slugs:
+        speed = _best_speed(profile, speeds_by_tool.get(slug, []), model)
+        if speed is None or not (speed.output_speed_tps or speed.ttft_ms):
+            continue
+        reasons = []
+        if speed.output_speed_tps:
             reasons.append(Reason(
                 f"Measured output speed, 72-hour median: {speed.output_speed_tps:.0f} tokens/s "
                 f"({speed.samples_72h} requests to {speed.target}, workload {speed.workload}, "
                 f"concurrency {speed.concurrency}).", "measurement:output_speed_tps", MEASURED,
             ))
-        if speed and speed.ttft_ms and quickest:
-            ttft_part = quickest / speed.ttft_ms
+        if speed.ttft_ms:
             reasons.append(Reason(
-                f"Measured time to first token, 72-hour median: {speed.ttft_ms:.0f} ms.",
-                "measurement:ttft_ms", MEASURED,
-            ))
-        if not speed:
-            reasons.append(Reason(
-                "No probe measurement in the last 72 hours; it gets no credit for speed.", "measurement:none",
+                f"Measured time to first token, 72-hour median: {speed.ttft_ms:.0f} ms.", "measurement:ttft_ms",
                 MEASURED,
             ))
+        evidence[slug] = _SpeedEvidence(speed.output_speed_tps, speed.ttft_ms, tuple(reasons))
+    return evidence
+
+
+def _reported_evidence(catalog: CatalogData, slugs: list[str], model: str | None) -> dict[str, _SpeedEvidence]:
+    """Figures of one publisher only, the one covering most of the providers, so they compare like for like."""
+    figures = [figure for figure in catalog.reported if figure.tool in slugs and normalize_model(figure.model) == model
+               and (figure.output_speed_tps or figure.ttft_ms)]
+    if not figures:
+        return {}
+    coverage: dict[str, set[str]] = {}
+    latest: dict[str, str] = {}
+    for figure in figures:
+        coverage.setdefault(figure.publisher, set()).add(figure.tool)
+        latest[figure.publisher] = max(latest.get(figure.publisher, ""), figure.observed_on)
+    publisher = max(coverage, key=lambda name: (len(coverage[name]), latest[name]))
+    evidence: dict[str, _SpeedEvidence] = {}
+    for figure in sorted((f for f in figures if f.publisher == publisher), key=lambda f: f.observed_on):
+        parts = []
+        if figure.output_speed_tps:
+            parts.append(f"output speed {figure.output_speed_tps:g} tokens/s")
+        if figure.ttft_ms:
+            parts.append(f"time to first token {figure.ttft_ms:g} ms")
+        workload = f", workload {figure.workload}" if figure.workload else ""
+        concurrency = f", concurrency {figure.concurrency}" if figure.concurrency else ""
+        evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, figure.ttft_ms, (Reason(
+            f"Reported by {figure.publisher} on {figure.observed_on} for {model}: {', '.join(parts)}"
+            f"{workload}{concurrency}. Not measured by this site.",
+            "reported:speed", None, ExternalSource(figure.publisher, figure.url, figure.observed_on),
+        ),))
+    return evidence
+
+
+def _documented_evidence(profile: Profile, slugs: list[str]) -> dict[str, _SpeedEvidence]:
+    """Seeds sell some providers on per-user speed: that counts for latency only, and as a claim, not a figure."""
+    if profile.optimize_for != "latency":
+        return {}
+    return {
+        slug: _SpeedEvidence(1.0, 1.0, (Reason(
+            f"Documented, not measured: {DOCUMENTED_SPEED[slug].claim}", "documented:speed",
+            DOCUMENTED_SPEED[slug].citation.source_key,
+        ),))
+        for slug in slugs if slug in DOCUMENTED_SPEED
+    }
+
+
+def _rank_providers(
+    profile: Profile, catalog: CatalogData, failing: dict[str, list[Reason]], excluded: list[ExcludedTool]
+) -> tuple[list[RankedTool], str | None, str | None]:
+    providers = [
+        tool for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
+    ]
+    if not profile.hosted_allowed:
+        for tool in providers:
+            excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, [Reason(
+                "You answered that the model may not run on a hosted API.", "constraint:on-premises", None,
+            )]))
+        return [], None, None
+    allowed = []
+    for tool in providers:
+        if tool.slug in failing:
+            excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, failing[tool.slug]))
+        else:
+            allowed.append(tool)
+    if not allowed:
+        return [], None, None
+    slugs = [tool.slug for tool in allowed]
+    model = _reference_model(catalog, slugs)
+    prices = {price.tool: price for price in catalog.prices if price.model == model}
+    tier, evidence = EVIDENCE_DOCUMENTED, {}
+    for name, gather in ((EVIDENCE_MEASURED, lambda: _measured_evidence(profile, catalog, slugs, model)),
+                         (EVIDENCE_REPORTED, lambda: _reported_evidence(catalog, slugs, model)),
+                         (EVIDENCE_DOCUMENTED, lambda: _documented_evidence(profile, slugs))):
+        evidence = gather()
+        if evidence:
+            tier = name
+            break
+    measured_checks = {(status.tool, status.check) for status in catalog.compat}
+
+    fastest = max((e.output_speed_tps for e in evidence.values() if e.output_speed_tps), default=None)
+    quickest = min((e.ttft_ms for e in evidence.values() if e.ttft_ms), default=None)
+    cheapest = min((p.blended for p in prices.values() if p.blended > 0), default=None)
+    w_speed, w_ttft, w_price = PROVIDER_WEIGHTS.get(profile.optimize_for, DEFAULT_PROVIDER_WEIGHTS)
+    missing = {
+        EVIDENCE_MEASURED: "No probe measurement in the last 72 hours while others have one; it gets no credit "
+        "for speed.",
+        EVIDENCE_REPORTED: "No figure from the same publisher as the others; it gets no credit for speed.",
+        EVIDENCE_DOCUMENTED: "Nothing measured, reported or documented about its speed for your goal; it gets no "
+        "credit for speed.",
+    }[tier]
+
+    ranked: list[RankedTool] = []
+    for tool in allowed:
+        reasons: list[Reason] = []
+        mine, price = evidence.get(tool.slug), prices.get(tool.slug)
+        speed_part = ttft_part = price_part = 0.0
+        if mine:
+            reasons.extend(mine.reasons)
+            if mine.output_speed_tps and fastest:
+                speed_part = mine.output_speed_tps / fastest
+            if mine.ttft_ms and quickest:
+                ttft_part = quickest / mine.ttft_ms
+        else:
+            reasons.append(Reason(missing, "measurement:none", MEASURED))
         if price and cheapest:
             price_part = cheapest / price.blended if price.blended > 0 else 1.0
             reasons.append(Reason(
@@ -495,23 +700,27 @@ def _rank_providers(
             ))
         score = round(100 * (w_speed * speed_part + w_ttft * ttft_part + w_price * price_part), 2)
         ranked.append(RankedTool(tool.slug, tool.name, tool.kind, score, reasons))
-    ranked.sort(key=lambda item: (-item.score, item.tool))
+    ranked.sort(key=lambda item: -item.score)
     for better, item in zip(ranked, ranked[1:]):
-        item.lost_because = _provider_loss(better, item, speeds, prices)
-    return ranked, model
+        item.lost_because = _provider_loss(better, item, evidence, prices, tier)
+    return ranked, model, tier
 
 
-def _provider_loss(better: RankedTool, item: RankedTool, speeds: dict, prices: dict) -> str:
-    if item.score == better.score:
-        return f"Tied with {better.name} on the measured and priced criteria; listed alphabetically."
+def _provider_loss(better: RankedTool, item: RankedTool, evidence: dict[str, _SpeedEvidence], prices: dict,
+                   tier: str) -> str:
+    if abs(item.score - better.score) < TIE_TOLERANCE:
+        return f"Tied with {better.name}: the {tier} evidence and the prices give no reason to prefer either."
     parts = []
-    mine, theirs = speeds.get(item.tool), speeds.get(better.tool)
-    if theirs and theirs.output_speed_tps and (not mine or not mine.output_speed_tps):
-        parts.append("it has no recent speed measurement")
-    elif mine and theirs and mine.output_speed_tps and theirs.output_speed_tps and \
+    mine, theirs = evidence.get(item.tool), evidence.get(better.tool)
+    label = {EVIDENCE_MEASURED: "median", EVIDENCE_REPORTED: "reported"}.get(tier)
+    if theirs and (not mine):
+        parts.append({EVIDENCE_MEASURED: "it has no recent speed measurement",
+                      EVIDENCE_REPORTED: "it has no reported speed figure from the same publisher",
+                      EVIDENCE_DOCUMENTED: "no source documents it as fast per user"}[tier])
+    elif label and mine and theirs and mine.output_speed_tps and theirs.output_speed_tps and \
             mine.output_speed_tps < theirs.output_speed_tps:
-        parts.append(f"slower median output ({mine.output_speed_tps:.0f} vs {theirs.output_speed_tps:.0f} tokens/s)")
-    if mine and theirs and mine.ttft_ms and theirs.ttft_ms and mine.ttft_ms > theirs.ttft_ms:
+        parts.append(f"slower {label} output ({mine.output_speed_tps:.0f} vs {theirs.output_speed_tps:.0f} tokens/s)")
+    if label and mine and theirs and mine.ttft_ms and theirs.ttft_ms and mine.ttft_ms > theirs.ttft_ms:
         parts.append(f"slower first token ({mine.ttft_ms:.0f} vs {theirs.ttft_ms:.0f} ms)")
     my_price, their_price = prices.get(item.tool), prices.get(better.tool)
     if my_price and their_price and my_price.blended > their_price.blended:

@@ -52,6 +52,13 @@ GUIDE_RULES: tuple[GuideRule, ...] = tuple(
 GUIDE_RULES_BY_ID = {rule.id: rule for rule in GUIDE_RULES}
 
 
+# What a recipe entry is for. Only picks can decide the top answer: an "evaluate" entry is a candidate to
+# test against the pick for peak performance, and an orchestration layer runs on top of an engine.
+PICK = "pick"
+EVALUATE = "evaluate"
+ORCHESTRATE = "orchestrate"
+
+
 @dataclass(frozen=True)
 class RecipeEntry:
     tool: str
@@ -60,6 +67,7 @@ class RecipeEntry:
     when: Condition | None = None
     condition: str = ""
     priority: int = 0
+    role: str = PICK
 
 
 @dataclass(frozen=True)
@@ -73,11 +81,20 @@ class Recipe:
     use_case: str
 
     def decide(self, profile: Profile) -> RecipeEntry:
-        qualified = sorted((entry for entry in self.entries if entry.when), key=lambda entry: entry.priority)
+        qualified = sorted((entry for entry in self.picks if entry.when), key=lambda entry: entry.priority)
         for entry in qualified:
             if entry.when(profile):
                 return entry
-        return next(entry for entry in self.entries if entry.when is None)
+        return next(entry for entry in self.picks if entry.when is None)
+
+    @property
+    def picks(self) -> tuple[RecipeEntry, ...]:
+        return tuple(entry for entry in self.entries if entry.role == PICK)
+
+    def orchestration_for(self, profile: Profile) -> RecipeEntry | None:
+        """The orchestration layer the recipe adds for these answers, if any."""
+        return next((entry for entry in self.entries if entry.role == ORCHESTRATE and entry.when
+                     and entry.when(profile)), None)
 
 
 def _gguf_or_portability(profile: Profile) -> bool:
@@ -187,11 +204,13 @@ RECIPES: tuple[Recipe, ...] = (
                     guide_rule="long-context-moe-routing", when=_complex_serving,
                     condition="long context, MoE, shared prefixes, prefill-heavy or structured output",
                     priority=2),
-        RecipeEntry("tensorrt-llm", "Worth evaluating on an NVIDIA-only node when the throughput gain justifies "
-                    "the tuning.", guide_rule="nvidia-max", when=_throughput,
-                    condition="you optimize for throughput", priority=3),
-        RecipeEntry("nvidia-dynamo", "Add it when multi-node orchestration becomes necessary.", guide_rule="cluster",
-                    when=_fleet, condition="you orchestrate a fleet", priority=1),
+        RecipeEntry("tensorrt-llm", "Evaluate it for peak performance: worth testing against your vLLM or SGLang "
+                    "baseline on an NVIDIA-only node when the throughput gain justifies the tuning.",
+                    guide_rule="nvidia-max", when=_throughput, condition="you optimize for throughput",
+                    priority=3, role=EVALUATE),
+        RecipeEntry("nvidia-dynamo", "Add it on top of the engine when multi-node orchestration becomes necessary.",
+                    guide_rule="cluster", when=_fleet, condition="you orchestrate a fleet", priority=1,
+                    role=ORCHESTRATE),
     ),
     _recipe(
         "nvidia_blackwell",
@@ -205,8 +224,9 @@ RECIPES: tuple[Recipe, ...] = (
                     priority=2),
         RecipeEntry("vllm", "Evaluate it for flexibility.", guide_rule="production", when=_flexibility,
                     condition="you optimize for portability or developer speed", priority=3),
-        RecipeEntry("nvidia-dynamo", "Add it for fleet-level orchestration, KV-aware routing and autoscaling.",
-                    guide_rule="cluster", when=_fleet, condition="you orchestrate a fleet", priority=1),
+        RecipeEntry("nvidia-dynamo", "Add it on top of the engine for fleet-level orchestration, KV-aware routing "
+                    "and autoscaling.", guide_rule="cluster", when=_fleet, condition="you orchestrate a fleet",
+                    priority=1, role=ORCHESTRATE),
     ),
     _recipe(
         "amd_instinct",
@@ -289,6 +309,38 @@ NEVER_RECOMMENDED: dict[str, NeverRecommended] = {
 }
 
 
+# Servers meant for one person on one machine. Seed 000 lists treating them as production servers among
+# its common mistakes; the MLX-LM server itself says it is not for production.
+LOCAL_ONLY_SERVERS: dict[str, str] = {
+    "mlx": "its MLX-LM server implements only basic security checks and is not recommended for production by "
+    "its authors",
+    "mlx-lm": "its server implements only basic security checks and is not recommended for production by its "
+    "authors",
+    "lm-studio": "it is a desktop app for local convenience",
+    "jan": "it is a desktop app for local convenience",
+    "harbor": "it is a local convenience toolkit",
+    "ollama": "it is a local convenience wrapper",
+}
+LOCAL_ONLY_CITATION = Citation(ENGINE_GUIDE, "Common mistakes: treating local engines as production servers")
+
+
+@dataclass(frozen=True)
+class DocumentedSpeed:
+    tool: str
+    claim: str
+    citation: Citation
+
+
+# Hosted providers a seed sells on speed per user: the documented tier, used only when no provider has a
+# measured or reported figure.
+DOCUMENTED_SPEED: dict[str, DocumentedSpeed] = {
+    slug: DocumentedSpeed(slug, f"Seed 002 names {name} among the specialised chips sold on very high speed per "
+                          "user (low time to first token, fast output for each request).",
+                          Citation(COMPARISON, "Throughput or latency: decide what you are buying"))
+    for slug, name in (("groq", "Groq"), ("cerebras", "Cerebras"))
+}
+
+
 @dataclass(frozen=True)
 class ProfileWarning:
     code: str
@@ -364,8 +416,17 @@ def profile_warnings(profile: Profile) -> list[ProfileWarning]:
         ))
     if profile.hardware == "none" and not profile.hosted_ok:
         warnings.append(ProfileWarning(
-            "nothing-to-run-on",
-            "Without hardware of your own and without hosted APIs there is nothing to run a model on.",
+            "hosted-implied",
+            "You have no hardware of your own, so the answer is a hosted API even though you did not tick it; "
+            "hosted providers choose the hardware for you.",
             Citation(COMPARISON, "What to look for · 03 Hardware support"),
+        ))
+    if profile.public_serving and profile.hardware != "none":
+        warnings.append(ProfileWarning(
+            "local-servers-not-for-production",
+            "Production with more than a handful of simultaneous users needs security, observability, "
+            "backpressure, routing and autoscaling: start from a real serving stack (vLLM, SGLang, TGI) rather "
+            "than a local convenience server.",
+            LOCAL_ONLY_CITATION,
         ))
     return warnings

@@ -347,3 +347,47 @@ def grow_catalog(n: int, *, start: int = 0, tps: float = 400.0) -> None:
             "ttft_ms": {"p50": 200.0, "median_72h": 200.0},
         })
         CompatStatusFactory(target=target, check_name="logprobs", outcome="supported")
+
+
+class SweepRunFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.SweepRun
+
+    target = factory.SubFactory(ProbeTargetFactory, tool__kind=catalog.Tool.Kind.ENGINE, api_key_env="")
+    tool = factory.LazyAttribute(lambda run: run.target.tool if run.target else None)
+    kind = probes.SweepRun.Kind.SWEEP
+    status = probes.SweepRun.Status.SUCCEEDED
+    hardware = factory.SubFactory(HardwareSpecFactory)
+    workload_name = "chat"
+    workload = factory.LazyFunction(lambda: {"name": "chat", "input": {"kind": "fixed", "value": 1000},
+                                             "output": {"kind": "fixed", "value": 200}, "shared_prefix_ratio": 0.0,
+                                             "structured_output": False, "streaming": True, "seed": 0, "basis": ""})
+    workload_key = "chat-fixed-1000-200"
+    plan = factory.LazyFunction(lambda: {"mode": "concurrency", "levels": [1, 2, 4],
+                                         "slo": {"ttft_ms": 500, "tpot_ms": 50, "attainment": 0.9}})
+    card = factory.LazyFunction(lambda: {"tool": "inference-atlas", "engine_version": "1.0"})
+    levels_total = 3
+    levels_done = 3
+
+
+class SweepLevelFactory(DjangoModelFactory):
+    class Meta:
+        model = probes.SweepLevel
+
+    run = factory.SubFactory(SweepRunFactory)
+    mode = "concurrency"
+    level = factory.Sequence(lambda n: float(2**n))
+    requests = 32
+    ok = 32
+    duration_s = 10.0
+    ttft_ms = factory.LazyFunction(lambda: {"p50": 100.0, "p95": 150.0, "p99": 180.0})
+    tpot_ms = factory.LazyFunction(lambda: {"p50": 20.0, "p95": 25.0, "p99": 30.0})
+    itl_ms = factory.LazyFunction(lambda: {"p50": 20.0, "p95": 25.0, "p99": 30.0})
+    e2e_ms = factory.LazyFunction(lambda: {"p50": 4000.0, "p95": 5000.0, "p99": 5500.0})
+    output_tps = 600.0
+    total_tps = 3600.0
+    request_rate = 3.0
+    goodput_rps = 3.0
+    slo_attainment = 1.0
+    meets_slo = True
+    output_tokens_source = "usage"

@@ -193,6 +193,8 @@ PROBE_RUN_MAX_ATTEMPTS = env.int("PROBE_RUN_MAX_ATTEMPTS", default=3)
 # The client's own per-request deadlines are far shorter; these only stop a wedged run.
 PROBE_RUN_SOFT_TIME_LIMIT = env.int("PROBE_RUN_SOFT_TIME_LIMIT", default=600)
 PROBE_RUN_TIME_LIMIT = PROBE_RUN_SOFT_TIME_LIMIT + 30
+# Benchmark-lab sweeps stop themselves at their plan's duration limit (at most an hour); this is the backstop.
+SWEEP_RUN_SOFT_TIME_LIMIT = env.int("SWEEP_RUN_SOFT_TIME_LIMIT", default=3900)
 # A probe that waited in the broker longer than this measures nothing useful any more.
 PROBE_RUN_TASK_EXPIRES = env.int("PROBE_RUN_TASK_EXPIRES", default=3 * 3600)
 PROBE_RUN_BUSY_RETRY_SECONDS = env.int("PROBE_RUN_BUSY_RETRY_SECONDS", default=30)
@@ -202,18 +204,24 @@ PROBE_RUN_MAX_AGE_SECONDS = env.int("PROBE_RUN_MAX_AGE_SECONDS", default=6 * 360
 PROBE_SUMMARY_WINDOW_DAYS = env.int("PROBE_SUMMARY_WINDOW_DAYS", default=30)
 PROBE_MEDIAN_WINDOW_HOURS = 72  # Artificial Analysis reports the median of the past 72 hours.
 
+# The cron expressions of the probe beat entries, as written: the methodology page describes them
+# (cron-descriptor) from these strings, since a crontab object keeps only the expanded sets publicly.
+PROBE_CRON_SCHEDULES = {
+    # https://crontab.guru/#7_*/3_*_*_*  (every 3 hours, as Artificial Analysis does)
+    "probes-speed-every-3h": "7 */3 * * *",
+    # https://crontab.guru/#37_4_*_*_*  (04:37 daily: 10 parallel streams and the compat suite)
+    "probes-parallel-and-compat-daily": "37 4 * * *",
+}
 CELERY_BEAT_SCHEDULE.update(
     {
-        # https://crontab.guru/#7_*/3_*_*_*  (every 3 hours, as Artificial Analysis does)
         "probes-speed-every-3h": {
             "task": "probes.tasks.probe_schedule_speed_task",
-            "schedule": crontab(minute=7, hour="*/3"),
+            "schedule": crontab.from_string(PROBE_CRON_SCHEDULES["probes-speed-every-3h"]),
             "options": {"expires": 3600},
         },
-        # https://crontab.guru/#37_4_*_*_*  (04:37 daily: 10 parallel streams and the compat suite)
         "probes-parallel-and-compat-daily": {
             "task": "probes.tasks.probe_schedule_daily_task",
-            "schedule": crontab(minute=37, hour=4),
+            "schedule": crontab.from_string(PROBE_CRON_SCHEDULES["probes-parallel-and-compat-daily"]),
             "options": {"expires": 3600},
         },
         "probes-recover-runs": {
@@ -268,4 +276,5 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "probes.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
 }

@@ -12,7 +12,7 @@ from catalog.models import Tool
 from core.models import AuditEntry
 from core.services import audit_record, audited_create, audited_update
 from probes.models import ProbeRun, ProbeTarget
-from probes.services.runs import probe_runs_enqueue
+from probes.services.runs.enqueue import probe_runs_enqueue
 
 BASE_URL_NO_CREDENTIALS = (
     "The base URL must not carry credentials, a query string or a fragment; "

@@ -11,7 +11,7 @@ import yaml
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from catalog.loading import FixtureError, load
+from catalog.loading import load
 from catalog.models import (
     ApiSurface,
     Caveat,
@@ -28,6 +28,7 @@ from catalog.models import (
     ToolFeature,
     ToolQuantFormat,
 )
+from core.loading import FixtureError
 from tests.factories import CaveatFactory, HardwareTargetFactory, PriceItemFactory, SourceFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
@@ -166,6 +167,10 @@ def drop_required_name(document):
     del tool_row(document, "mlx")["name"]
 
 
+def break_check_outcome(document):
+    tool_row(document, "groq")["api_surfaces"][0]["checks"]["logprobs"] = "maybe"
+
+
 @pytest.mark.parametrize(
     ("change", "expected_row", "expected_field"),
     [
@@ -175,6 +180,7 @@ def drop_required_name(document):
         (break_source_reference, "tools[11] (slug=cerebras) > caveats[0] (key=code-plans-sold-out)", "source"),
         (break_decimal, "tools[3] (slug=together-ai) > prices[1] (item=gpt-oss-120B)", "output_usd_per_mtok"),
         (drop_required_name, "tools[5] (slug=mlx)", "name"),
+        (break_check_outcome, "tools[10] (slug=groq) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
     ],
 )
 def test_bad_fixture_data_names_file_row_and_field_and_loads_nothing(tmp_path, change, expected_row, expected_field):
@@ -251,3 +257,19 @@ def test_if_empty_loads_an_empty_catalog_and_leaves_a_loaded_one_alone():
 
     assert "already loaded" in out.getvalue()
     assert Tool.objects.get(slug="vllm").verdict == "Edited by staff."
+
+
+def test_documented_check_outcomes_load_with_their_source():
+    load()
+
+    groq_chat = ToolApiSurface.objects.select_related("source").get(tool__slug="groq", api_surface__slug="openai-chat")
+    assert groq_chat.checks["logit_bias"] == "rejected"
+    assert groq_chat.source.key == "groq-docs-openai"
+
+
+def test_every_documented_check_name_is_a_compat_check():
+    from scoring.profile import NEEDS_CHOICES, values_of
+
+    load()
+    names = {name for link in ToolApiSurface.objects.all() for name in link.checks}
+    assert names and names <= set(values_of(NEEDS_CHOICES))

@@ -6,8 +6,9 @@ import pytest
 import yaml
 from django.conf import settings
 
-from catalog.loading import FixtureError, load
+from catalog.loading import load
 from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigure, Source, Tool
+from core.loading import FixtureError
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 from probes.models import ProbeRun, ProbeTarget
-from probes.services.runs import probe_target_run_now
+from probes.services.runs.execute import probe_target_run_now
 from probes.services.targets import probe_target_create, probe_target_update
 from tests.factories import ProbeTargetFactory, ToolFactory
 

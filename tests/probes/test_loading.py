@@ -5,7 +5,8 @@ import pytest
 import yaml
 
 from catalog.models import Tool
-from probes.loading import FixtureError, load
+from core.loading import FixtureError
+from probes.loading import load
 from probes.models import ProbeTarget
 from tests.factories import ToolFactory
 

@@ -1,11 +1,10 @@
 import datetime as dt
-from decimal import Decimal
 
 import pytest
-from celery.schedules import crontab
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
+from probes import presenters
 from probes.models import ProbeRun
 from probes.selectors import dashboards
 from tests import factories
@@ -51,7 +50,7 @@ def test_rows_carry_the_72h_medians_of_the_selected_workload(now):
     assert row.figure("output_speed_tps") == 450.5
     assert [figures.metric.key for figures in row.figures] == ["ttft_ms", "ttfat_ms", "output_speed_tps", "e2e_ms"]
     assert row.success_rate == 0.975
-    assert row.configuration == dashboards.READY
+    assert row.configuration == presenters.READY
     assert _row(board, "groq-oss-10k").summary is None
     assert _row(board, "groq-oss-10k").measured_elsewhere is True
     assert _row(board, "groq-oss").measured_elsewhere is False
@@ -121,8 +120,8 @@ def test_enabled_target_without_its_key_variable_is_not_configured(now, monkeypa
     board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
 
     assert [target.slug for target in board.not_configured_targets] == ["no-key"]
-    assert _row(board, "no-key").configuration == dashboards.NOT_CONFIGURED
-    assert _row(board, "with-key").configuration == dashboards.READY
+    assert _row(board, "no-key").configuration == presenters.NOT_CONFIGURED
+    assert _row(board, "with-key").configuration == presenters.READY
     # A disabled template without figures is not a row, only a target to configure.
     assert "template" not in {row.target.slug for row in board.rows}
     assert [target.slug for target in board.disabled_targets] == ["template"]
@@ -135,7 +134,7 @@ def test_disabled_target_with_past_figures_stays_visible_as_disabled(now):
 
     board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
 
-    assert _row(board, "retired").configuration == dashboards.DISABLED
+    assert _row(board, "retired").configuration == presenters.DISABLED
 
 
 def test_price_matches_the_model_across_provider_prefixes_and_prefers_on_demand(now):
@@ -200,7 +199,7 @@ def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
     tool = make_tool(slug="groq", name="Groq")
     first = factories.ProbeTargetFactory(slug="first", name="First", tool=tool)
     second = factories.ProbeTargetFactory(slug="second", name="Second", tool=tool)
-    checks = dashboards.compat_check_names()
+    checks = presenters.compat_check_names()
     make_compat(target=first, check_name=checks[1], outcome=OUTCOMES.REJECTED, http_status=400, message="not allowed")
     make_compat(target=second, check_name=checks[0], outcome=OUTCOMES.SUPPORTED)
 
@@ -234,108 +233,6 @@ def test_dashboard_query_count_is_constant(now, django_assert_num_queries, count
     assert len(providers.measured_rows) == len(engines.measured_rows) == count
 
 
-@pytest.mark.parametrize("extra_targets", [0, 12])
-def test_tool_measurements_lists_each_target_with_figures_and_compat_problems(
-    now, django_assert_num_queries, extra_targets
-):
-    tool = make_tool(slug="groq", name="Groq")
-    target = make_measured_target(now=now, slug="g", name="G", tool=tool, ttft=150, speed=500, e2e=700)
-    make_compat(target=target, check_name="logprobs", outcome=OUTCOMES.SUPPORTED)
-    make_compat(target=target, check_name="n", outcome=OUTCOMES.REJECTED, http_status=400, message="n must be 1")
-    factories.ProbeTargetFactory(slug="unused-template", tool=tool, enabled=False)
-    for index in range(extra_targets):
-        other = make_measured_target(now=now, slug=f"x{index}", name=f"X {index}", tool=tool, ttft=1, speed=1, e2e=1)
-        make_compat(target=other, check_name="seed", outcome=OUTCOMES.ACCEPTED)
-
-    with django_assert_num_queries(3):
-        measured = dashboards.tool_measurements(tool=tool, now=now)
-
-    assert measured.has_data
-    assert len(measured.targets) == 1 + extra_targets
-    entry = next(entry for entry in measured.targets if entry.target.slug == "g")
-    assert entry.workloads[0].figures[0].median_72h == 150
-    assert entry.workloads[0].success_percent == pytest.approx(97.5)
-    assert [(outcome, count) for outcome, _label, count in entry.compat_counts] == [("supported", 1), ("rejected", 1)]
-    assert [status.check_name for status in entry.compat_problems] == ["n"]
-    assert measured.dashboard_url_name == "probes:providers"
-
-
-def test_tool_measurements_of_an_unmeasured_tool_is_empty(now):
-    tool = make_tool(slug="sglang", name="SGLang", kind=Tool.Kind.ENGINE)
-    measured = dashboards.tool_measurements(tool=tool, now=now)
-    assert not measured.has_data
-    assert measured.dashboard_url_name == "probes:engines"
-
-
-def test_freshness_report_lists_each_figure_and_unmeasured_targets(now, django_assert_num_queries):
-    tool = make_tool(slug="groq", name="Groq")
-    target = make_measured_target(
-        now=now, slug="g", name="G", tool=tool, ttft=1, speed=1, e2e=1, age=dt.timedelta(hours=25)
-    )
-    make_compat(target=target, check_name="seed", outcome=OUTCOMES.ACCEPTED, now=now - dt.timedelta(hours=3))
-    factories.ProbeTargetFactory(slug="waiting", name="Waiting", tool=tool)
-
-    with django_assert_num_queries(3):
-        report = dashboards.freshness_report(now=now)
-
-    (row,) = report.speed
-    assert (row.target.slug, row.workload, row.concurrency, row.stale) == ("g", "in-1k", 1, True)
-    (compat,) = report.compat
-    assert compat.age == dt.timedelta(hours=3) and not compat.stale
-    assert [target.slug for target in report.unmeasured_targets] == ["waiting"]
-
-
-def test_probe_schedule_is_read_from_the_beat_settings(settings):
-    settings.CELERY_BEAT_SCHEDULE = {
-        "speed": {"task": "probes.tasks.speed", "schedule": crontab(minute=7, hour="*/3")},
-        "daily": {"task": "probes.tasks.daily", "schedule": crontab(minute=37, hour=4), "kwargs": {"x": 1}},
-        "sweep": {"task": "probes.tasks.sweep", "schedule": 300.0},
-        "elsewhere": {"task": "catalog.tasks.other", "schedule": 60.0},
-    }
-
-    entries = {entry.name: entry for entry in dashboards.probe_schedule()}
-
-    assert set(entries) == {"speed", "daily", "sweep"}
-    assert entries["speed"].schedule.startswith("every 3 hours at minute 7")
-    assert entries["daily"].schedule.startswith("daily at 04:37")
-    assert entries["daily"].arguments == "x=1"
-    assert entries["sweep"].schedule == "every 5 minutes"
-
-
-def test_probe_workloads_come_from_settings(settings):
-    settings.PROBE_SCHEDULED_WORKLOADS = ["in-100", "in-1k"]
-    settings.PROBE_WORKLOAD_MAX_TOKENS = {"in-100": 300, "in-1k": 1000}
-    settings.PROBE_MAX_OUTPUT_TOKENS = 0
-    settings.PROBE_PARALLEL_WORKLOAD = "in-1k"
-    settings.PROBE_PARALLEL_CONCURRENCY = 10
-
-    plans = dashboards.probe_workloads()
-
-    assert [(plan.workload, plan.input_tokens, plan.max_output_tokens, plan.concurrencies) for plan in plans] == [
-        ("in-100", 100, 300, (1,)),
-        ("in-1k", 1000, 1000, (1, 10)),
-    ]
-    settings.PROBE_PARALLEL_WORKLOAD = "in-10k"
-    settings.PROBE_MAX_OUTPUT_TOKENS = 64
-    assert [(plan.workload, plan.max_output_tokens, plan.concurrencies) for plan in dashboards.probe_workloads()] == [
-        ("in-100", 64, (1,)),
-        ("in-1k", 64, (1,)),
-        ("in-10k", 64, (10,)),
-    ]
-
-
-@pytest.mark.parametrize(
-    ("amount", "text"), [("0.1500", "0.15"), ("0.0750", "0.075"), ("2", "2.00"), ("10.5", "10.50"), ("0", "0.00")]
-)
-def test_prices_keep_the_precision_their_source_states(amount, text):
-    assert dashboards.usd_text(Decimal(amount)) == text
-
-
-@pytest.mark.parametrize(("name", "tokens"), [("in-100", 100), ("in-1k", 1000), ("in-10k", 10000), ("chat", None)])
-def test_workload_input_tokens(name, tokens):
-    assert dashboards.workload_input_tokens(name) == tokens
-
-
 def test_every_hosted_preset_finds_its_catalog_price(now):
     """The real fixtures: each provider's gpt-oss-120b target matches the price its catalog entry states."""
     from django.core.management import call_command
@@ -355,13 +252,3 @@ def test_every_hosted_preset_finds_its_catalog_price(now):
         assert row.price.item.unit == PriceItem.Unit.PER_MTOK
         assert "120b" in row.price.item.item.lower()
         assert row.price.item.source_id is not None
-
-
-def test_every_client_check_is_described_for_readers():
-    from probes.client import COMPAT_CHECKS
-
-    descriptions = dashboards.compat_check_descriptions()
-
-    assert [check.name for check in descriptions] == list(COMPAT_CHECKS)
-    assert all(check.request and check.supported_when for check in descriptions)
-    assert set(dashboards.CHECK_DESCRIPTIONS) == set(COMPAT_CHECKS)

@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import Tool
-from probes.selectors import dashboards
+from probes import presenters
+from probes.selectors.tool_measurements import tool_measurements
 from tests import factories
 from tests.probes.dashboard_data import (
     OUTCOMES,
@@ -52,7 +53,7 @@ def providers(now):
         now=now, slug="cerebras-gpt-oss-120b", name="Cerebras · gpt-oss-120b", tool=cerebras,
         ttft=95.0, speed=2950.0, e2e=480.0, age=dt.timedelta(hours=40),
     )
-    checks = dashboards.compat_check_names()
+    checks = presenters.compat_check_names()
     make_compat(target=groq_target, check_name=checks[0], outcome=OUTCOMES.SUPPORTED, detail="two choices came back")
     make_compat(target=groq_target, check_name=checks[1], outcome=OUTCOMES.ACCEPTED)
     make_compat(target=groq_target, check_name=checks[2], outcome=OUTCOMES.IGNORED, detail="no logprobs in the reply")
@@ -219,8 +220,9 @@ def test_engines_page_shows_hardware_quantization_and_version_beside_figures(cli
 
 
 def test_methodology_page_states_definitions_schedule_and_freshness(client, providers, settings):
+    settings.PROBE_CRON_SCHEDULES = {"probe-speed": "7 */3 * * *"}
     settings.CELERY_BEAT_SCHEDULE = {
-        "probe-speed": {"task": "probes.tasks.speed_task", "schedule": crontab(minute=7, hour="*/3")},
+        "probe-speed": {"task": "probes.tasks.speed_task", "schedule": crontab.from_string("7 */3 * * *")},
     }
     page = _get(client, "probes:methodology")
 
@@ -228,13 +230,13 @@ def test_methodology_page_states_definitions_schedule_and_freshness(client, prov
                  "End-to-end latency", "Output speed", "Time per output token", "Inter-token latency",
                  "Buffered streams", "Token counts", "What is not measured", "72 hours"):
         assert term in page
-    assert "probes.tasks.speed_task" in page and "every 3 hours at minute 7" in page
+    assert "probes.tasks.speed_task" in page and "At 7 minutes past the hour, every 3 hours" in page
     assert "https://artificialanalysis.ai/methodology/performance-benchmarking" in page
     freshness = re.search(r"<table class=\"freshness-table\" data-freshness>.*?</table>", page, re.S).group(0)
     assert "Groq · gpt-oss-120b" in freshness and "Cerebras · gpt-oss-120b" in freshness
     assert "data-stale" in freshness
     checks_table = re.search(r"<table class=\"freshness-table\" data-checks>.*?</table>", page, re.S).group(0)
-    for check in dashboards.compat_check_descriptions():
+    for check in presenters.compat_check_descriptions():
         assert f"<code>{check.name}</code>" in checks_table
         assert html.escape(check.supported_when) in checks_table
 
@@ -255,7 +257,7 @@ def _build_targets(now, indexes):
                 now=now, slug=f"{owner.slug}-{index}", name=f"{owner.name} {index}", tool=owner,
                 ttft=100.0 + index, speed=300.0, e2e=1000.0, hardware=f"GPU {index % 3}",
             )
-            for check in dashboards.compat_check_names()[:4]:
+            for check in presenters.compat_check_names()[:4]:
                 make_compat(target=target, check_name=check, outcome=OUTCOMES.SUPPORTED)
 
 
@@ -287,7 +289,7 @@ def test_tool_partial_renders_with_the_documented_context_name(now):
     make_compat(target=target, check_name="n", outcome=OUTCOMES.REJECTED, http_status=400, message="n must be 1")
 
     rendered = render_to_string(
-        "probes/_tool_measurements.html", {"tool_measurements": dashboards.tool_measurements(tool=groq)}
+        "probes/_tool_measurements.html", {"tool_measurements": tool_measurements(tool=groq)}
     )
 
     assert "Groq target" in rendered
@@ -297,7 +299,7 @@ def test_tool_partial_renders_with_the_documented_context_name(now):
 
     empty = render_to_string(
         "probes/_tool_measurements.html",
-        {"tool_measurements": dashboards.tool_measurements(tool=make_tool(slug="tgi", name="TGI", kind="engine"))},
+        {"tool_measurements": tool_measurements(tool=make_tool(slug="tgi", name="TGI", kind="engine"))},
     )
     assert "Nothing about this tool has been measured" in empty and "make engine" in empty
 
@@ -306,7 +308,7 @@ def test_tool_partial_renders_with_the_documented_context_name(now):
 def test_a_real_engine_probe_appears_on_the_engines_page(client, llama_server):
     """End to end: a real llama.cpp server probed by the real services, then read back by the page."""
     from probes.models import CompatStatus, MeasurementSummary
-    from probes.services.runs import probe_target_run_now
+    from probes.services.runs.execute import probe_target_run_now
 
     engine = make_tool(slug="llama-cpp", name="llama.cpp", kind=Tool.Kind.ENGINE)
     target = factories.ProbeTargetFactory(

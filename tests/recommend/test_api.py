@@ -51,6 +51,18 @@ def test_needs_accepts_commas_and_repeats_and_removes_rejecting_providers(api, l
         assert "cerebras" in {item["tool"] for item in body["excluded"]}
 
 
+def test_documented_gaps_from_the_catalog_remove_providers_and_ties_are_reported(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "none", "needs": "logprobs,logit_bias"}).json()
+
+    assert "groq" not in {item["tool"] for item in body["results"]}
+    groq = next(item for item in body["excluded"] if item["tool"] == "groq")
+    assert groq["reasons"][0]["rule"] == "documented-gap:logprobs"
+    assert groq["reasons"][0]["source"]["key"] == "groq-docs-openai"
+    assert body["provider_evidence"] == "documented"
+    tied = [item for item in body["results"] if item["tied"]]
+    assert tied and len({item["rank"] for item in tied}) < len(tied)
+
+
 @pytest.mark.parametrize(("query", "field"), [
     ({}, "hardware"),
     ({"hardware": "toaster"}, "hardware"),

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from catalog.loading import FixtureError
 from catalog.models import UseCase, UseCaseRecommendation
+from core.loading import FixtureError
 from recommend.loading import load
 from tests.factories import SourceFactory, ToolFactory
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scoring.ranking import CatalogData, CaveatInfo, PriceInfo, ToolInfo, normalize_model
+from scoring.ranking import CatalogData, CaveatInfo, DocumentedCheck, PriceInfo, ToolInfo, normalize_model
 
 CATALOG_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 
@@ -31,6 +31,11 @@ def catalog_from_fixtures() -> CatalogData:
                     CaveatInfo(item["title"], item["body"], item.get("severity", "warning"), item["source"])
                     for item in row.get("caveats") or []
                 ),
+                documented_checks={
+                    check: DocumentedCheck(check, outcome, surface["source"], surface["api_surface"])
+                    for surface in row.get("api_surfaces") or [] if surface["api_surface"] == "openai-chat"
+                    for check, outcome in (surface.get("checks") or {}).items()
+                },
             )
             for price in row.get("prices") or []:
                 if price.get("unit") == "per_mtok" and price.get("tier", "on_demand") == "on_demand":

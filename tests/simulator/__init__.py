@@ -42,6 +42,12 @@ Options (keyword arguments of ``start_simulator``, or per request as a JSON obje
   ``no_done_hang`` (finish chunk, then silence), ``no_done_close`` (finish chunk, clean close, no [DONE]),
   ``close_without_finish``, ``redirect``, ``unauthorized_401``, ``echo_auth_500`` (a 500 whose body echoes
   the request's Authorization header, to prove the client redacts it).
+- ``engine``: a self-hosted engine's load behaviour for sweep tests (``tests/simulator/engine_model.py``):
+  ``slots`` (streams served at once; more wait), ``prefill_ms_per_token``, ``itl_ms_per_active`` (decode steps
+  slow down as more streams decode together), ``prefix_cache`` with ``cache_block_tokens`` (cached tokens in
+  ``usage.prompt_tokens_details`` and vLLM's counters at ``GET /metrics``; ``report_cached_tokens: false``
+  leaves only the counters), ``grammar_ms``/``grammar_itl_ms`` (constrained-decoding cost). The timeline then
+  also records ``queued_ms``, ``prompt_tokens`` and ``cached_tokens``.
 - ``reject_stream_options`` / ``reject_max_completion_tokens``: answer 400 when those fields are sent.
 - ``redact_headers``: header names recorded as "[redacted]".
 - ``tls``: ``{"cert": path, "key": path}`` serves HTTPS (the client then needs ``EndpointConfig.ca_bundle``).

@@ -11,6 +11,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from .engine_model import EngineModel
 from .profiles import PROFILES, Profile
 
 WORDS = ("calm", "tide", "wave", "salt", "reef", "gull", "mist", "port", "sail", "keel", "buoy", "dock", "foam", "cove")
@@ -201,6 +202,7 @@ class Simulator:
         self.options = dict(options or {})
         self.requests: list[dict] = []
         self.fault_count = 0
+        self.engine = EngineModel.from_options(self.options.get("engine"))
         self._server: asyncio.AbstractServer | None = None
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
@@ -252,6 +254,8 @@ class Simulator:
         if path.startswith("/_simulator/reset"):
             self.requests.clear()
             self.fault_count = 0
+            if self.engine is not None:
+                self.engine.reset()
             return await self._send_json(conn, 200, {"ok": True})
         options = dict(self.options)
         if headers.get("x-simulator-options"):
@@ -272,6 +276,8 @@ class Simulator:
         }
         self.requests.append(record)
         profile = self.profile
+        if path == "/metrics" and method == "GET" and self.engine is not None:
+            return await self._send_raw(conn, 200, self.engine.metrics_text().encode(), "text/plain; version=0.0.4")
         if path.endswith("/models") and method == "GET":
             data = [{"id": m, "object": "model", "owned_by": profile.name} for m in profile.models or ("sim-model",)]
             return await self._send_json(
@@ -366,7 +372,7 @@ class Simulator:
         headers.update(extra or {})
         return await self._send_raw(conn, status, self.profile.error_body(status, fields), "application/json", headers)
 
-    def _usage(self, body: dict, reply: Reply, choices: int = 1) -> dict:
+    def _usage(self, body: dict, reply: Reply, choices: int = 1, cached: int | None = None) -> dict:
         prompt_tokens = max(1, len(_prompt(body).split()))
         completion = (len(reply.reasoning) + len(reply.content) + 8 * len(reply.tool_calls)) * choices
         usage = {
@@ -374,6 +380,8 @@ class Simulator:
             "completion_tokens": completion,
             "total_tokens": prompt_tokens + completion,
         }
+        if cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         if self.profile.name == "groq":  # G7, G8: timing fields in usage (seconds)
             usage.update({"queue_time": 0.0021, "prompt_time": 0.0043, "completion_time": 0.0312, "total_time": 0.0355})
         return usage
@@ -569,144 +577,173 @@ class Simulator:
             headers["fireworks-server-time-to-first-token"] = f"{schedule.ttft_ms / 1000:.4f}"
         await conn.send_head(200, headers, chunked=True)
         timeline["headers_ns"] = time.perf_counter_ns()
-        sent_events = 0
+        engine = self.engine
+        cached = None
+        first_offset_ms = schedule.ttft_ms
+        if engine is not None:
+            await engine.acquire()
+            timeline["queued_ms"] = (time.perf_counter_ns() - record["recv_ns"]) / 1e6
+            base = loop.time()
+            tokens = _prompt(body).split()
+            cached = engine.lookup(tokens) if engine.prefix_cache else None
+            timeline["prompt_tokens"] = len(tokens)
+            timeline["cached_tokens"] = cached
+            first_offset_ms += engine.prefill_ms(len(tokens), cached or 0)
+            constrained = engine.constrained(body)
+            if constrained:
+                first_offset_ms += engine.grammar_ms
+            if not engine.report_cached_tokens:
+                cached = None
+        try:
+            sent_events = 0
 
-        clump: list[bytes] | None = [] if schedule.itl_ms == 0 else None
+            clump: list[bytes] | None = [] if schedule.itl_ms == 0 else None
 
-        async def emit(data: bytes) -> None:
-            """Write one event; with itl_ms == 0 token events are held and released in one write, like a
-            buffering proxy or a server that generates everything before streaming it."""
-            nonlocal sent_events
-            sent_events += 1
-            if clump is not None and data.startswith(b"data: {") and b'"delta":{"role"' not in data:
-                clump.append(data)
-                return
-            if clump:
-                await conn.send_chunk(b"".join(clump))
-                clump.clear()
-            await conn.send_chunk(data)
+            async def emit(data: bytes) -> None:
+                """Write one event; with itl_ms == 0 token events are held and released in one write, like a
+                buffering proxy or a server that generates everything before streaming it."""
+                nonlocal sent_events
+                sent_events += 1
+                if clump is not None and data.startswith(b"data: {") and b'"delta":{"role"' not in data:
+                    clump.append(data)
+                    return
+                if clump:
+                    await conn.send_chunk(b"".join(clump))
+                    clump.clear()
+                await conn.send_chunk(data)
 
-        if fault in ("malformed_sse", "invalid_json", "too_large", "slow_drip"):
-            return await self._stream_fault(conn, fault, options, chunk)
+            if fault in ("malformed_sse", "invalid_json", "too_large", "slow_drip"):
+                return await self._stream_fault(conn, fault, options, chunk)
 
-        if schedule.role_chunk:
-            extra = (
-                {"x_groq": {"id": "req_" + uuid.uuid4().hex[:26], "seed": body.get("seed", 0)}}
-                if profile.name == "groq"
-                else {}
-            )
-            await emit(
-                chunk(
-                    [
-                        {"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
-                        for i in range(n)
-                    ],
-                    **extra,
+            if schedule.role_chunk:
+                extra = (
+                    {"x_groq": {"id": "req_" + uuid.uuid4().hex[:26], "seed": body.get("seed", 0)}}
+                    if profile.name == "groq"
+                    else {}
                 )
-            )
-
-        pieces: list[tuple[str, object]] = [("reasoning", t) for t in reply.reasoning] + [
-            ("content", t) for t in reply.content
-        ]
-        pieces += [("tool", call) for call in reply.tool_calls]
-        groups = [
-            pieces[i : i + max(1, schedule.tokens_per_chunk)]
-            for i in range(0, len(pieces), max(1, schedule.tokens_per_chunk))
-        ]
-        fault_after = int(options.get("fault_after_events", 3))
-        for number, group in enumerate(groups):
-            if (
-                fault
-                in (
-                    "stall_mid_stream",
-                    "reset_mid_stream",
-                    "stream_error_event",
-                    "stream_error_object",
-                    "close_without_finish",
-                )
-                and sent_events >= fault_after
-            ):
-                return await self._mid_stream_fault(conn, fault)
-            await at(schedule.ttft_ms + number * schedule.itl_ms)
-            delta: dict = {}
-            for kind, value in group:
-                if kind == "tool":
-                    name, arguments = value
-                    index = len(delta.setdefault("tool_calls", []))
-                    delta["tool_calls"].append(
-                        {
-                            "index": index,
-                            "id": f"call_{index}",
-                            "type": "function",
-                            "function": {"name": name, "arguments": ""},
-                        }
+                await emit(
+                    chunk(
+                        [
+                            {"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+                            for i in range(n)
+                        ],
+                        **extra,
                     )
-                    delta["tool_calls"].append({"index": index, "function": {"arguments": arguments}})
+                )
+
+            pieces: list[tuple[str, object]] = [("reasoning", t) for t in reply.reasoning] + [
+                ("content", t) for t in reply.content
+            ]
+            pieces += [("tool", call) for call in reply.tool_calls]
+            groups = [
+                pieces[i : i + max(1, schedule.tokens_per_chunk)]
+                for i in range(0, len(pieces), max(1, schedule.tokens_per_chunk))
+            ]
+            fault_after = int(options.get("fault_after_events", 3))
+            for number, group in enumerate(groups):
+                if (
+                    fault
+                    in (
+                        "stall_mid_stream",
+                        "reset_mid_stream",
+                        "stream_error_event",
+                        "stream_error_object",
+                        "close_without_finish",
+                    )
+                    and sent_events >= fault_after
+                ):
+                    return await self._mid_stream_fault(conn, fault)
+                if number == 0:
+                    offset_ms = first_offset_ms
                 else:
-                    field_name = profile.reasoning_field if kind == "reasoning" else "content"
-                    delta[field_name] = delta.get(field_name, "") + value
-            if "tool_calls" in delta:
-                # One chunk per tool-call delta: the name first, then the argument text (L4, T5 style).
-                for call_delta in delta.pop("tool_calls"):
-                    await emit(chunk([{"index": 0, "delta": {"tool_calls": [call_delta]}, "finish_reason": None}]))
-            if delta:
-                choices = []
-                for i in range(n):
-                    choice = {"index": i, "delta": dict(delta), "finish_reason": None}
-                    if body.get("logprobs"):
-                        choice["logprobs"] = self._logprobs(
-                            Reply(content=[v for k, v in group if k == "content"]), int(body.get("top_logprobs") or 0)
+                    offset_ms += (
+                        engine.step_ms(schedule.itl_ms, constrained=constrained)
+                        if engine is not None
+                        else schedule.itl_ms
+                    )
+                await at(offset_ms)
+                delta: dict = {}
+                for kind, value in group:
+                    if kind == "tool":
+                        name, arguments = value
+                        index = len(delta.setdefault("tool_calls", []))
+                        delta["tool_calls"].append(
+                            {
+                                "index": index,
+                                "id": f"call_{index}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": ""},
+                            }
                         )
-                    choices.append(choice)
-                await emit(chunk(choices))
-            now = time.perf_counter_ns()
-            timeline.setdefault("first_token_ns", now)
-            if any(kind != "reasoning" for kind, _ in group):
-                timeline.setdefault("first_answer_ns", now)
-            timeline["last_token_ns"] = now
-            timeline["token_chunks"] = timeline.get("token_chunks", 0) + 1
-        if fault == "close_without_finish":
-            return await self._mid_stream_fault(conn, fault)
-        usage = self._usage(body, reply, n)
-        finish_extra: dict = {}
-        finish_choices = [{"index": i, "delta": {}, "finish_reason": reply.finish_reason} for i in range(n)]
-        if profile.usage_mode == "finish_chunk":
-            finish_extra["usage"] = usage
-            if profile.name == "cerebras":  # C6
-                finish_extra["time_info"] = {
-                    "queue_time": 0.0001,
-                    "prompt_time": 0.002,
-                    "completion_time": 0.01,
-                    "total_time": 0.013,
-                    "created": time.time(),
-                }
-            if profile.name == "fireworks" and body.get("perf_metrics_in_response"):  # F3
-                finish_extra["perf_metrics"] = {
-                    "server-time-to-first-token": schedule.ttft_ms / 1000,
-                    "prompt-tokens": usage["prompt_tokens"],
-                }
-        elif profile.usage_mode == "groq":  # G6, G8
-            finish_extra["x_groq"] = {"usage": usage}
-            if include_usage:
+                        delta["tool_calls"].append({"index": index, "function": {"arguments": arguments}})
+                    else:
+                        field_name = profile.reasoning_field if kind == "reasoning" else "content"
+                        delta[field_name] = delta.get(field_name, "") + value
+                if "tool_calls" in delta:
+                    # One chunk per tool-call delta: the name first, then the argument text (L4, T5 style).
+                    for call_delta in delta.pop("tool_calls"):
+                        await emit(chunk([{"index": 0, "delta": {"tool_calls": [call_delta]}, "finish_reason": None}]))
+                if delta:
+                    choices = []
+                    for i in range(n):
+                        choice = {"index": i, "delta": dict(delta), "finish_reason": None}
+                        if body.get("logprobs"):
+                            choice["logprobs"] = self._logprobs(
+                                Reply(content=[v for k, v in group if k == "content"]), int(body.get("top_logprobs") or 0)
+                            )
+                        choices.append(choice)
+                    await emit(chunk(choices))
+                now = time.perf_counter_ns()
+                timeline.setdefault("first_token_ns", now)
+                if any(kind != "reasoning" for kind, _ in group):
+                    timeline.setdefault("first_answer_ns", now)
+                timeline["last_token_ns"] = now
+                timeline["token_chunks"] = timeline.get("token_chunks", 0) + 1
+            if fault == "close_without_finish":
+                return await self._mid_stream_fault(conn, fault)
+            usage = self._usage(body, reply, n, cached=cached)
+            finish_extra: dict = {}
+            finish_choices = [{"index": i, "delta": {}, "finish_reason": reply.finish_reason} for i in range(n)]
+            if profile.usage_mode == "finish_chunk":
                 finish_extra["usage"] = usage
-        await emit(chunk(finish_choices, **finish_extra))
-        timeline["finish_ns"] = time.perf_counter_ns()
-        if (profile.usage_mode == "opt_in" or profile.usage_mode == "groq") and include_usage:
-            if schedule.usage_delay_ms:
-                await asyncio.sleep(schedule.usage_delay_ms / 1000.0)
-            extra = {"usage": usage}
-            if profile.name == "groq":
-                extra["service_tier"] = "on_demand"
-            await emit(chunk([], **extra))
-            timeline["usage_ns"] = time.perf_counter_ns()
-        if fault == "no_done_hang":
-            await conn.hang()
-            return False
-        if profile.done_sentinel and fault != "no_done_close":
-            await emit(b"data: [DONE]\n\n")
-        await conn.end_chunks()
-        timeline["end_ns"] = time.perf_counter_ns()
-        return True
+                if profile.name == "cerebras":  # C6
+                    finish_extra["time_info"] = {
+                        "queue_time": 0.0001,
+                        "prompt_time": 0.002,
+                        "completion_time": 0.01,
+                        "total_time": 0.013,
+                        "created": time.time(),
+                    }
+                if profile.name == "fireworks" and body.get("perf_metrics_in_response"):  # F3
+                    finish_extra["perf_metrics"] = {
+                        "server-time-to-first-token": schedule.ttft_ms / 1000,
+                        "prompt-tokens": usage["prompt_tokens"],
+                    }
+            elif profile.usage_mode == "groq":  # G6, G8
+                finish_extra["x_groq"] = {"usage": usage}
+                if include_usage:
+                    finish_extra["usage"] = usage
+            await emit(chunk(finish_choices, **finish_extra))
+            timeline["finish_ns"] = time.perf_counter_ns()
+            if (profile.usage_mode == "opt_in" or profile.usage_mode == "groq") and include_usage:
+                if schedule.usage_delay_ms:
+                    await asyncio.sleep(schedule.usage_delay_ms / 1000.0)
+                extra = {"usage": usage}
+                if profile.name == "groq":
+                    extra["service_tier"] = "on_demand"
+                await emit(chunk([], **extra))
+                timeline["usage_ns"] = time.perf_counter_ns()
+            if fault == "no_done_hang":
+                await conn.hang()
+                return False
+            if profile.done_sentinel and fault != "no_done_close":
+                await emit(b"data: [DONE]\n\n")
+            await conn.end_chunks()
+            timeline["end_ns"] = time.perf_counter_ns()
+            return True
+        finally:
+            if engine is not None:
+                engine.release()
 
     async def _mid_stream_fault(self, conn: Connection, fault: str) -> bool:
         if fault == "stall_mid_stream":

@@ -1,16 +1,16 @@
-"""``manage.py load_catalog``: upsert the catalog fixtures, then the other apps' fixture sections."""
+"""``manage.py load_catalog``: every app's fixture loader, in dependency order, in one transaction."""
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from catalog.loading import FixtureError, default_fixtures_dir, load_all
 from catalog.models import Tool
+from core.loading import FixtureError, default_fixtures_dir, load_all
 
 
 class Command(BaseCommand):
     help = (
-        "Load fixtures/catalog/*.yaml, then the use cases and the probe target presets. "
-        "Idempotent: rows are upserted by natural key; rows not in the fixtures are left alone."
+        "Load fixtures/catalog/*.yaml, then the fixtures of the apps built on the catalog (use cases, probe "
+        "target presets). Idempotent: rows are upserted by natural key; rows not in the fixtures are left alone."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -41,7 +41,7 @@ from probes.engine.server import (
 )
 from probes.engine.tiny_model import MODEL_NAME, TinyModel, write_tiny_model
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget
-from probes.services.runs import probe_target_run_now
+from probes.services.runs.execute import probe_target_run_now
 from probes.services.targets import probe_target_create, probe_target_update
 
 TARGET_SLUG = "llama-cpp-tiny-local"

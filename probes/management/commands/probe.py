@@ -24,7 +24,7 @@ from probes.client.config import api_key_env_error
 from probes.client.workloads import workload_for
 from probes.models import ProbeRun, RequestMeasurement
 from probes.selectors.runs import probe_target_get
-from probes.services.runs import probe_target_run_now
+from probes.services.runs.execute import probe_target_run_now
 from probes.services.summaries import METRICS, percentiles
 
 CONFIG_FIELD_OPTIONS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}

@@ -1,0 +1,293 @@
+"""Display words, symbols and number formatting shared by the probe pages.
+
+Everything here turns stored values into what a table cell shows: the words for a target's configuration,
+the symbol and meaning of each compat outcome, metric labels and units, figures rounded half-up, prices to the
+cent, excerpts of provider messages, and how old a figure may be before a page calls it stale. No queries.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.conf import settings
+
+from probes.client import COMPAT_CHECKS
+from probes.models import CompatOutcome, CompatStatus, ProbeTarget
+
+READY = "ready"
+NOT_CONFIGURED = "not_configured"
+DISABLED = "disabled"
+
+
+# Speed workloads run about every 3 hours and the parallel test daily: a figure older than a day (two days for a
+# daily scenario) means at least several scheduled runs were missed.
+STALE_AFTER_SINGLE_STREAM = dt.timedelta(hours=24)
+STALE_AFTER_PARALLEL = dt.timedelta(hours=48)
+
+OUTCOME_SYMBOLS = {
+    CompatOutcome.Outcome.SUPPORTED: "✓",
+    CompatOutcome.Outcome.ACCEPTED: "○",
+    CompatOutcome.Outcome.IGNORED: "⚠",
+    CompatOutcome.Outcome.REJECTED: "✗",
+    CompatOutcome.Outcome.ERROR: "!",
+}
+OUTCOME_MEANINGS = {
+    CompatOutcome.Outcome.SUPPORTED: "accepted and the effect verified",
+    CompatOutcome.Outcome.ACCEPTED: "accepted; the effect cannot be verified from the response",
+    CompatOutcome.Outcome.IGNORED: "accepted, but the effect is verifiably absent",
+    CompatOutcome.Outcome.REJECTED: "refused with a 4xx status that blames the request, with the provider's message",
+    CompatOutcome.Outcome.ERROR: (
+        "5xx, timeout or broken stream, or a status that says nothing about the parameter (401, 403, 404, 408, 429)"
+    ),
+}
+
+# What each compat check sends and what counts as support, after docs/probes-measurement.md section 4.
+CHECK_DESCRIPTIONS = {
+    "stream_usage": ("a stream with stream_options.include_usage", "a usage object with completion_tokens arrives"),
+    "logprobs": ("logprobs: true", "log-probabilities come back (OpenAI or Together shape)"),
+    "top_logprobs": ("logprobs: true, top_logprobs: 3", "at least two alternatives per token"),
+    "logit_bias": ("a +100 bias on one token, 5 tokens long", "the answer is one token repeated"),
+    "n": ("n: 2", "two choices come back"),
+    "tools": ("one get_weather tool, tool_choice: auto", "a get_weather call with JSON-object arguments"),
+    "tool_choice_required": ("tool_choice: required with a prompt that needs no tool", "a tool call anyway"),
+    "parallel_tool_calls": ("parallel_tool_calls: false with a question about two cities", "exactly one call"),
+    "json_object": ("response_format: json_object", "the answer parses as a JSON object"),
+    "json_schema": ("a strict json_schema", "the answer validates against the schema"),
+    "tools_with_json_schema": ("tools and a json_schema in one request", "the answer validates against the schema"),
+    "streaming_tool_calls": ("a stream with a tool", "the deltas assemble into a call with JSON arguments"),
+    "seed": ("two samples at temperature 1.0 with the same seed", "identical answers"),
+    "stop": ('a request to count from 1 to 10, with stop: ["5"]', "no “5” and finish_reason stop"),
+    "max_completion_tokens": ("max_completion_tokens: 5 without max_tokens", "at most 5 tokens, finish_reason length"),
+}
+
+
+def outcome_legend() -> list[tuple[str, str, str, str]]:
+    """(outcome, symbol, label, meaning) for every compat outcome, so no cell relies on colour alone."""
+    return [
+        (outcome, OUTCOME_SYMBOLS[outcome], label, OUTCOME_MEANINGS[outcome])
+        for outcome, label in CompatOutcome.Outcome.choices
+    ]
+
+
+@dataclass(frozen=True)
+class MetricDefinition:
+    key: str
+    label: str
+    short_label: str
+    unit: str
+    decimals: int
+    higher_is_better: bool
+
+
+METRICS = (
+    MetricDefinition("ttft_ms", "Time to first token", "TTFT", "ms", 0, False),
+    MetricDefinition("ttfat_ms", "Time to first answer token", "TTFAT", "ms", 0, False),
+    MetricDefinition("output_speed_tps", "Output speed", "Output speed", "tok/s", 1, True),
+    MetricDefinition("e2e_ms", "End-to-end latency", "E2E", "ms", 0, False),
+    MetricDefinition("tpot_ms", "Time per output token", "TPOT", "ms", 1, False),
+)
+HEADLINE_METRICS = METRICS[:4]
+
+
+def finite_number(value: object) -> float | None:
+    """A finite number from summary JSON, or None for anything else (missing, null, text, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class FigureValue:
+    """One number ready for a table cell: rounded half-up like Django's floatformat, with its unit."""
+
+    value: float | None
+    decimals: int
+    unit: str
+
+    @property
+    def text(self) -> str:
+        if self.value is None:
+            return ""
+        step = Decimal(1).scaleb(-self.decimals)
+        return f"{Decimal(repr(self.value)).quantize(step, rounding=ROUND_HALF_UP):f}"
+
+    @property
+    def attr(self) -> str:
+        return "" if self.value is None else f"{self.value:.15g}"
+
+
+@dataclass(frozen=True)
+class MetricFigures:
+    metric: MetricDefinition
+    median_72h: float | None = None
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+
+    @classmethod
+    def from_json(cls, metric: MetricDefinition, figures: object) -> MetricFigures:
+        if not isinstance(figures, Mapping):
+            return cls(metric)
+        return cls(
+            metric,
+            median_72h=finite_number(figures.get("median_72h")),
+            p50=finite_number(figures.get("p50")),
+            p95=finite_number(figures.get("p95")),
+            p99=finite_number(figures.get("p99")),
+        )
+
+    def _value(self, value: float | None) -> FigureValue:
+        return FigureValue(value, self.metric.decimals, self.metric.unit)
+
+    @property
+    def median(self) -> FigureValue:
+        return self._value(self.median_72h)
+
+    @property
+    def percentile_values(self) -> list[FigureValue]:
+        return [self._value(self.p50), self._value(self.p95), self._value(self.p99)]
+
+
+def target_configuration(target: ProbeTarget) -> str:
+    """Whether the target is probed: an enabled target whose key variable is unset is 'not configured'.
+
+    Only the presence of the variable is checked; its value is never read into the page.
+    """
+    if not target.enabled:
+        return DISABLED
+    return READY if target.is_configured else NOT_CONFIGURED
+
+
+def percentile_window_days() -> int | None:
+    """How many days of requests the summaries' p50/p95/p99 cover, as the summary service is configured."""
+    return getattr(settings, "PROBE_SUMMARY_WINDOW_DAYS", None)
+
+
+def stale_after(concurrency: int) -> dt.timedelta:
+    return STALE_AFTER_SINGLE_STREAM if concurrency <= 1 else STALE_AFTER_PARALLEL
+
+
+def age_since(moment: dt.datetime | None, now: dt.datetime) -> dt.timedelta | None:
+    return None if moment is None else max(now - moment, dt.timedelta(0))
+
+
+_WORKLOAD_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
+
+
+def workload_input_tokens(workload: str) -> int | None:
+    """The approximate input size a workload name states ('in-1k' -> 1000), or None when it states none."""
+    match = _WORKLOAD_TOKENS.search(workload)
+    if not match:
+        return None
+    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale)
+
+
+@dataclass(frozen=True)
+class WorkloadOption:
+    workload: str
+    concurrency: int
+    targets_measured: int = 0
+
+    @property
+    def input_tokens(self) -> int | None:
+        return workload_input_tokens(self.workload)
+
+    @property
+    def label(self) -> str:
+        size = f"≈{self.input_tokens:,} input tokens" if self.input_tokens else self.workload
+        streams = "single stream" if self.concurrency == 1 else f"{self.concurrency} parallel requests"
+        return f"{size}, {streams}"
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.concurrency, self.input_tokens or 0, self.workload)
+
+
+def usd_text(amount: Decimal) -> str:
+    """A price as the source states it, at least to the cent: 0.1500 -> '0.15', 0.0750 -> '0.075', 2 -> '2.00'."""
+    text = f"{amount.normalize():f}"
+    whole, _, cents = text.partition(".")
+    return f"{whole}.{cents.ljust(2, '0')}"
+
+
+@dataclass(frozen=True)
+class CheckDescription:
+    name: str
+    request: str
+    supported_when: str
+
+
+# Provider messages can be whole HTML error pages from a proxy; cells show the start of them.
+HOVER_CHARS = 300
+MESSAGE_CHARS = 600
+
+
+def excerpt(text: str, limit: int) -> str:
+    """The text cut to at most `limit` characters, ending with an ellipsis when cut (plain slicing: the matrix has
+    hundreds of cells, and Django's truncatechars filter costs a translation lookup per call)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class CompatCell:
+    check_name: str
+    target_slug: str
+    status: CompatStatus | None
+
+    @property
+    def outcome(self) -> str:
+        return self.status.outcome if self.status else ""
+
+    @property
+    def symbol(self) -> str:
+        return OUTCOME_SYMBOLS.get(self.outcome, "–")
+
+    @property
+    def label(self) -> str:
+        return self.status.get_outcome_display() if self.status else "Not checked"
+
+    @property
+    def hover_text(self) -> str:
+        if self.status is None:
+            return f"{self.check_name}: not checked yet"
+        parts = [f"{self.check_name}: {self.label}"]
+        if self.status.http_status:
+            parts.append(f"HTTP {self.status.http_status}")
+        if self.status.message:
+            parts.append(self.status.message)
+        elif self.status.detail:
+            parts.append(self.status.detail)
+        return excerpt(" — ".join(parts), HOVER_CHARS)
+
+    @property
+    def message(self) -> str:
+        return excerpt(self.status.message, MESSAGE_CHARS) if self.status else ""
+
+    @property
+    def detail(self) -> str:
+        return excerpt(self.status.detail, MESSAGE_CHARS) if self.status else ""
+
+    @property
+    def checked_at_iso(self) -> str:
+        return self.status.checked_at.isoformat() if self.status else ""
+
+    @property
+    def checked_at_text(self) -> str:
+        return f"{self.status.checked_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if self.status else ""
+
+
+def compat_check_names() -> list[str]:
+    """The suite's check names in the order the probe client runs them."""
+    return list(COMPAT_CHECKS)
+
+
+def compat_check_descriptions() -> list[CheckDescription]:
+    """Every check the client runs with what it sends and what counts as supported."""
+    return [
+        CheckDescription(name, *CHECK_DESCRIPTIONS.get(name, ("", ""))) for name in compat_check_names()
+    ]

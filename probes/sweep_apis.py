@@ -1,0 +1,301 @@
+"""REST endpoints of the benchmark lab: sweep runs (measured here or imported), their levels (also as CSV),
+and the staff-only writes that start, stop and resume a run.
+
+Runs grow without bound, so their list is keyset-paginated (newest first, by id) like the probe runs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from catalog.models import HardwareSpec, Tool
+from core.apis import Api, ListApi, keyset_response, list_envelope, list_response, query_params
+from core.fields import SlugLookupField
+from core.pagination import KeysetParamsSerializer, keyset_paginate
+from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
+from probes.client.sweep import PRESETS, WorkloadError, workload_from_jsonl
+from probes.models import ProbeTarget, SweepRun
+from probes.selectors import sweeps as selectors
+from probes.services import sweeps as services
+
+TAG_LAB = "benchmark lab"
+TAG_WRITES = "probe writes (staff)"
+PERCENTILES = ("p50", "p95", "p99")
+
+
+def _percentile_fields(prefix: str) -> dict[str, serializers.Field]:
+    return {
+        f"{prefix}_{p}_ms": serializers.FloatField(allow_null=True, help_text=f"{prefix.upper()} {p}, ms.")
+        for p in PERCENTILES
+    }
+
+
+class SweepLevelOutputSerializer(serializers.Serializer):
+    run = serializers.IntegerField(source="run_id")
+    mode = serializers.CharField(help_text="concurrency (closed loop) or rate (open loop, requests/s).")
+    level = serializers.FloatField()
+    requests = serializers.IntegerField()
+    ok = serializers.IntegerField()
+    duration_s = serializers.FloatField(allow_null=True)
+    output_tps = serializers.FloatField(allow_null=True, help_text="Output tokens/s of the whole level.")
+    total_tps = serializers.FloatField(allow_null=True, help_text="Input + output tokens/s.")
+    request_rate = serializers.FloatField(allow_null=True, help_text="Successful requests/s.")
+    goodput_rps = serializers.FloatField(allow_null=True, help_text="Requests/s that met every SLO.")
+    slo_attainment = serializers.FloatField(allow_null=True)
+    meets_slo = serializers.BooleanField(allow_null=True)
+    cost_per_1m_output_usd = serializers.FloatField(allow_null=True)
+    output_tokens_source = serializers.CharField()
+    truncated = serializers.BooleanField()
+    errors = serializers.DictField(child=serializers.IntegerField())
+
+    def to_representation(self, level) -> dict:
+        data = super().to_representation(level)
+        for metric in ("ttft", "tpot", "itl", "e2e"):
+            figures = getattr(level, f"{metric}_ms") or {}
+            for p in PERCENTILES:
+                data[f"{metric}_{p}_ms"] = figures.get(p)
+        return data
+
+
+class SweepRunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    source_tool = serializers.CharField(help_text='"inference-atlas", or the peer tool an import came from.')
+    target = serializers.CharField(source="target.slug", allow_null=True, default=None)
+    tool = serializers.CharField(source="tool.slug", allow_null=True, default=None)
+    hardware = serializers.CharField(source="hardware.slug", allow_null=True, default=None)
+    hardware_count = serializers.IntegerField()
+    hourly_price_usd = serializers.DecimalField(max_digits=10, decimal_places=4, allow_null=True)
+    workload_name = serializers.CharField()
+    workload_key = serializers.CharField(help_text="Runs with the same key measured the same workload.")
+    engine_version = serializers.CharField(help_text="As the server reported it (empty when it did not).")
+    model_fingerprint = serializers.CharField()
+    levels_done = serializers.IntegerField()
+    levels_total = serializers.IntegerField()
+    stopped_reason = serializers.CharField()
+    error_class = serializers.CharField()
+    error_message = serializers.CharField()
+    queued_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, run: SweepRun) -> str:
+        return reverse("api:sweep-run-detail", kwargs={"pk": run.pk}, request=self.context.get("request"))
+
+
+class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
+    plan = serializers.JSONField()
+    workload = serializers.JSONField()
+    card = serializers.JSONField(help_text="The benchmark card: model, weights, engine and version, hardware, flags.")
+    changes = serializers.JSONField(help_text="What the server reported differently from the previous run.")
+    results = serializers.JSONField(help_text="A suite's results, or a sweep's knee.")
+    flags = serializers.CharField()
+    levels = SweepLevelOutputSerializer(many=True)
+    levels_csv = serializers.SerializerMethodField()
+
+    def get_levels_csv(self, run: SweepRun) -> str:
+        url = reverse("api:sweep-level-list", kwargs={"pk": run.pk}, request=self.context.get("request"))
+        return f"{url}?format=csv"
+
+
+class SweepStartInputSerializer(serializers.Serializer):
+    target = SlugLookupField(
+        slug_field="slug", queryset=ProbeTarget.objects.select_related("tool"),
+        error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
+    )
+    kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, default=SweepRun.Kind.SWEEP)
+    plan = serializers.DictField(
+        required=False, default=dict,
+        help_text="Sweep: mode (concurrency|rate), levels or cap, requests_per_level, slo {ttft_ms, tpot_ms, "
+        "attainment}, max_duration_s, max_in_flight, seed. Suites: their parameters (see docs/benchmark-lab.md).",
+    )
+    workload = serializers.DictField(required=False, help_text="A workload object (see docs/benchmark-lab.md).")
+    preset = serializers.ChoiceField(choices=sorted(PRESETS), required=False, help_text="A named workload.")
+    workload_jsonl = serializers.CharField(
+        required=False, max_length=16 * 1024 * 1024, trim_whitespace=False,
+        help_text="Your traffic's lengths: one JSON object per line with input_tokens and output_tokens.",
+    )
+    hardware = SlugLookupField(
+        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
+        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
+    )
+    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
+    hourly_price_usd = serializers.DecimalField(
+        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
+        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
+    )
+    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("workload", "preset", "workload_jsonl") if name in attrs]
+        if attrs["kind"] == SweepRun.Kind.SWEEP and len(given) != 1:
+            raise serializers.ValidationError({"workload": ["Give exactly one of workload, preset or workload_jsonl."]})
+        if "preset" in attrs:
+            attrs["workload"] = PRESETS[attrs.pop("preset")].to_dict()
+        if "workload_jsonl" in attrs:
+            try:
+                attrs["workload"] = workload_from_jsonl(attrs.pop("workload_jsonl"), name="your traffic").to_dict()
+            except WorkloadError as error:
+                raise serializers.ValidationError({"workload_jsonl": [str(error)]}) from None
+        return attrs
+
+
+def _run(pk: int) -> SweepRun:
+    try:
+        return selectors.sweep_run_get(pk=pk)
+    except SweepRun.DoesNotExist:
+        raise NotFound(f"No sweep run with the id {pk}.") from None
+
+
+class SweepRunListApi(ListApi):
+    csv_filename = "sweep-runs"
+    csv_serializer_class = SweepRunOutputSerializer
+    throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
+
+    def get_throttles(self):
+        # Reading is as cheap as any list; only starting a run has the probe runs' own limit.
+        return super().get_throttles() if self.request.method == "POST" else [AnonBurstThrottle(), UserBurstThrottle()]
+
+    class FilterSerializer(KeysetParamsSerializer):
+        target = SlugLookupField(
+            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
+        )
+        tool = SlugLookupField(
+            slug_field="slug", queryset=Tool.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
+        )
+        hardware = SlugLookupField(
+            slug_field="slug", queryset=HardwareSpec.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No hardware with the slug "{value}".'},
+        )
+        kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, required=False)
+        status = serializers.ChoiceField(choices=SweepRun.Status.choices, required=False)
+        source_tool = serializers.ChoiceField(choices=sorted(services.TOOL_LABELS), required=False)
+        workload_key = serializers.CharField(required=False, max_length=64)
+
+    @extend_schema(
+        operation_id="sweep_runs_list",
+        tags=[TAG_LAB],
+        summary="List benchmark-lab runs",
+        description="Newest first (by id), keyset-paginated; `?format=csv` exports the same page.",
+        parameters=[FilterSerializer],
+        responses={200: inline_serializer(
+            name="SweepRunPage",
+            fields={"next": serializers.URLField(allow_null=True), "previous": serializers.URLField(allow_null=True),
+                    "results": SweepRunOutputSerializer(many=True)},
+        )},
+    )
+    def get(self, request: Request) -> Response:
+        filters = query_params(self.FilterSerializer, request)
+        cursor, page_size = filters.pop("cursor", None), filters.pop("page_size")
+        for name in ("target", "tool", "hardware"):
+            if filters.get(name) is not None:
+                filters[name] = filters[name].slug
+        page = keyset_paginate(selectors.sweep_run_list(filters=filters), cursor=cursor, page_size=page_size)
+        rows = SweepRunOutputSerializer(page.items, many=True, context={"request": request}).data
+        return keyset_response(request=request, page=page, rows=rows)
+
+    @extend_schema(
+        operation_id="sweep_runs_create",
+        tags=[TAG_WRITES],
+        summary="Start a sweep or a lab suite (staff)",
+        description="Queues the run and answers at once; poll its URL. Bad parameters or a bad workload file "
+        "answer 400 naming the field (`plan.levels[2]`, `workload.input.mean`, `workload_jsonl` with its line).",
+        request=SweepStartInputSerializer,
+        responses={202: SweepRunOutputSerializer},
+        examples=[OpenApiExample("Chat sweep to 32 streams", request_only=True, value={
+            "target": "my-vllm", "preset": "chat", "hardware": "h100-sxm", "hourly_price_usd": "2.50",
+            "plan": {"cap": 32, "requests_per_level": 64, "slo": {"ttft_ms": 500, "tpot_ms": 50}},
+        })],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SweepStartInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        run = services.sweep_run_request(
+            actor=request.user,
+            target=data.pop("target"),
+            kind=data["kind"],
+            plan=data.get("plan"),
+            workload=data.get("workload"),
+            hardware=data.get("hardware"),
+            hardware_count=data.get("hardware_count", 1),
+            hourly_price_usd=data.get("hourly_price_usd"),
+            flags=data.get("flags", ""),
+        )
+        return Response(
+            SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
+        )
+
+
+class SweepRunDetailApi(Api):
+    @extend_schema(
+        operation_id="sweep_runs_retrieve", tags=[TAG_LAB], summary="One benchmark-lab run",
+        description="The card, the plan and workload, every level's figures, the knee or the suite's results, "
+        "and what changed since the target's previous run.",
+        responses={200: SweepRunDetailOutputSerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(SweepRunDetailOutputSerializer(_run(pk), context={"request": request}).data)
+
+
+class SweepLevelListApi(ListApi):
+    csv_filename = "sweep-levels"
+    csv_serializer_class = SweepLevelOutputSerializer
+
+    @extend_schema(
+        operation_id="sweep_levels_list", tags=[TAG_LAB], summary="The levels of one sweep run",
+        description="One row per level with TTFT/TPOT/ITL/E2E p50/p95/p99, tok/s, req/s, goodput and cost; "
+        "`?format=csv` for a spreadsheet.",
+        responses={200: list_envelope("SweepLevelList", SweepLevelOutputSerializer)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        return list_response(rows=SweepLevelOutputSerializer(selectors.sweep_level_list(run=run), many=True).data)
+
+
+class _RunAction(Api):
+    throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
+    action: Any
+    refusal: str
+
+    def post(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        if not type(self).action(run=run):
+            return Response(
+                {"error": {"code": "invalid", "message": self.refusal.format(status=run.status), "fields": {}}},
+                status=status.HTTP_409_CONFLICT,
+            )
+        run.refresh_from_db()
+        return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+
+
+class SweepRunStopApi(_RunAction):
+    action = staticmethod(services.sweep_run_request_stop)
+    refusal = "Only a queued or running sweep can be stopped; this one is {status}."
+
+    @extend_schema(operation_id="sweep_runs_stop", tags=[TAG_WRITES], summary="Stop a sweep (staff)",
+                   description="The level in progress is dropped; finished levels stay, and the run can be resumed.",
+                   request=None, responses={202: SweepRunOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)
+
+
+class SweepRunResumeApi(_RunAction):
+    action = staticmethod(services.sweep_run_resume)
+    refusal = "Only a stopped sweep can be resumed; this one is {status}."
+
+    @extend_schema(operation_id="sweep_runs_resume", tags=[TAG_WRITES], summary="Resume a stopped sweep (staff)",
+                   description="Queues the run again; only the levels not yet stored are measured.",
+                   request=None, responses={202: SweepRunOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)

@@ -1,0 +1,75 @@
+"""The sweep runner and the lab suites against the real llama.cpp engine (llama-cpp-python serving a tiny GGUF).
+
+That server evaluates one request at a time, so a second concurrent stream waits for the first: its TTFT
+includes a whole request. Prefill is checked against the engine's own perf log.
+"""
+
+import asyncio
+import time
+
+import pytest
+
+from probes.client import EndpointConfig
+from probes.client.sweep import SweepPlan, Workload, fetch_server_facts, run_prefill_decode, run_sweep
+from probes.engine.server import parse_perf_reports
+
+pytestmark = pytest.mark.engine
+
+OUTPUT_TOKENS = 12
+
+
+@pytest.fixture(scope="module")
+def config(llama_server):
+    return EndpointConfig(base_url=llama_server.base_url, model=llama_server.model, request_deadline_s=120.0)
+
+
+def engine_reports(llama_server, log_offset: int, expected: int) -> list:
+    """The engine's perf reports since ``log_offset``; a report may land a moment after the client is done."""
+    deadline = time.monotonic() + 10
+    while True:
+        reports = parse_perf_reports(llama_server.log_path.read_text(errors="replace")[log_offset:])
+        if len(reports) >= expected or time.monotonic() > deadline:
+            return reports
+        time.sleep(0.1)
+
+
+def test_sweep_against_the_engine_shows_its_one_at_a_time_queue(config, llama_server):
+    log_offset = len(llama_server.log_path.read_text(errors="replace"))
+    workload = Workload.from_dict({"name": "short", "input": 100, "output": OUTPUT_TOKENS})
+    plan = SweepPlan(mode="concurrency", levels=(1, 2), requests_per_level=4)
+    result = asyncio.run(run_sweep(config, plan=plan, workload=workload))
+    assert result.error_class == "" and result.stopped_reason == ""
+    single, double = result.levels
+    for level in (single, double):
+        assert level.ok == level.requests == 4, level.errors
+        assert level.output_tps > 0 and level.request_rate > 0
+    # The engine generated exactly the tokens asked for, in every request (settling one included).
+    reports = engine_reports(llama_server, log_offset, 9)
+    assert [r.generated_tokens for r in reports[-8:]] == [OUTPUT_TOKENS] * 8
+    # One stream at a time: at concurrency 2, half the requests wait for a whole other request before their
+    # first token, so the slower TTFTs are at least the fast ones plus most of a request.
+    waits = sorted(sample.ttft_ms for sample in double.samples)
+    assert waits[-1] > single.ttft_ms["p50"] + 0.5 * (single.e2e_ms["p50"] - single.ttft_ms["p50"])
+    assert double.ttft_ms["p95"] > single.ttft_ms["p95"]
+    assert result.server_info.get("model") == config.model
+
+
+def test_prefill_fit_agrees_with_the_engines_own_prompt_rate(config, llama_server):
+    log_offset = len(llama_server.log_path.read_text(errors="replace"))
+    result = asyncio.run(
+        run_prefill_decode(config, input_lengths=(64, 256, 512, 900), requests_per_length=2, output_tokens=4)
+    )
+    assert result.error_class == "" and result.errors == {}
+    assert result.fit is not None and result.fit.r_squared > 0.8
+    assert result.prefill_tps and result.decode_tps
+    reports = engine_reports(llama_server, log_offset, 9)
+    long_reports = [r for r in reports if r.prompt_tokens >= 200]
+    engine_rate = sum(r.prompt_tokens for r in long_reports) / sum(r.prompt_eval_ms for r in long_reports) * 1000
+    # The client's slope also carries tokenization and templating, which grow with the prompt too.
+    assert engine_rate / 2 < result.prefill_tps < engine_rate * 2
+
+
+def test_server_facts_name_the_served_model(config, llama_server):
+    facts = asyncio.run(fetch_server_facts(config))
+    assert "models" in facts["sources"]
+    assert facts["model_id"] == llama_server.model

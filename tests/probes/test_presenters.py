@@ -1,0 +1,27 @@
+"""Display words and formatting shared by the probe pages."""
+from decimal import Decimal
+
+import pytest
+
+from probes import presenters
+from probes.client import COMPAT_CHECKS
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"), [("0.1500", "0.15"), ("0.0750", "0.075"), ("2", "2.00"), ("10.5", "10.50"), ("0", "0.00")]
+)
+def test_prices_keep_the_precision_their_source_states(amount, text):
+    assert presenters.usd_text(Decimal(amount)) == text
+
+
+@pytest.mark.parametrize(("name", "tokens"), [("in-100", 100), ("in-1k", 1000), ("in-10k", 10000), ("chat", None)])
+def test_workload_input_tokens(name, tokens):
+    assert presenters.workload_input_tokens(name) == tokens
+
+
+def test_every_client_check_is_described_for_readers():
+    descriptions = presenters.compat_check_descriptions()
+
+    assert [check.name for check in descriptions] == list(COMPAT_CHECKS)
+    assert all(check.request and check.supported_when for check in descriptions)
+    assert set(presenters.CHECK_DESCRIPTIONS) == set(COMPAT_CHECKS)
