@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0002_models_offerings_reported_figures'),
+        ('catalog', '0001_initial'),
     ]
 
     operations = [
