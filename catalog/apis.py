@@ -67,9 +67,18 @@ class LicenceSerializer(serializers.Serializer):
 
 class HeadlinePriceSerializer(serializers.Serializer):
     free = serializers.BooleanField(help_text="Open-source software: no per-token price, only your hardware.")
-    item = serializers.CharField(allow_null=True)
+    item = serializers.CharField(allow_null=True, help_text="The price item as the source names it.")
+    model = serializers.CharField(allow_null=True, help_text="Slug of the model the price is for.")
+    model_name = serializers.CharField(allow_null=True)
+    is_reference_model = serializers.BooleanField(
+        help_text="The price is for gpt-oss-120b, the model every headline price is compared on; "
+        "other models' prices are never ranked against it."
+    )
     input_usd_per_mtok = serializers.CharField(allow_null=True)
     output_usd_per_mtok = serializers.CharField(allow_null=True)
+    blended_usd_per_mtok = serializers.CharField(
+        allow_null=True, help_text="Three parts input to one part output, per 1M tokens."
+    )
 
 
 @extend_schema_field(HeadlinePriceSerializer(allow_null=True))
@@ -226,7 +235,8 @@ class ToolListApi(ListApi):
         q = serializers.CharField(required=False, max_length=200, help_text="Text search in name, summary, verdict.")
         ordering = serializers.ChoiceField(
             choices=selectors.TOOL_SORTS, required=False, default="rating",
-            help_text="rating (default: best first, unrated last), name, or price (cheapest headline price first).",
+            help_text="rating (default: best first, unrated last), name, or price (free software first, then the "
+            "gpt-oss-120b price cheapest first by blended price, then prices of other models, unranked).",
         )
 
     class OutputSerializer(serializers.Serializer):
@@ -296,7 +306,9 @@ class ToolListApi(ListApi):
                     "slug": "vllm", "name": "vLLM", "kind": "engine", "family": "vLLM", "summary": "...",
                     "rating": "4.7", "rating_source": "seed-002-comparison", "rank": 2, "verdict": "...",
                     "ideal_for": "...", "licence": "Apache-2.0", "open_source": True,
-                    "headline_price": {"free": True, "item": None, "input_usd_per_mtok": None,
+                    "headline_price": {"free": True, "item": None, "model": None, "model_name": None,
+                                       "is_reference_model": False, "blended_usd_per_mtok": None,
+                                       "input_usd_per_mtok": None,
                                        "output_usd_per_mtok": None},
                     "hardware": ["nvidia-cuda", "amd-rocm"], "last_verified": "2026-10-19",
                     "url": "http://127.0.0.1:8000/api/v1/tools/vllm/",

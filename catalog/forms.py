@@ -41,7 +41,7 @@ class CatalogFilterForm(forms.Form):
     sort = forms.ChoiceField(
         required=False,
         label="Sort by",
-        choices=[("rating", "Rating"), ("name", "Name"), ("price", "Headline price")],
+        choices=[("rating", "Rating"), ("name", "Name"), ("price", "Price of gpt-oss-120b")],
         error_messages={"invalid_choice": f"%(value)s is not one of: {', '.join(TOOL_SORTS)}."},
     )
 

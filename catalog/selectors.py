@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import BooleanField, Case, Count, DecimalField, Exists, F, IntegerField, OuterRef, Prefetch, Q
+from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, IntegerField
+from django.db.models import OuterRef, Prefetch, Q
 from django.db.models import QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
 
@@ -27,29 +28,49 @@ from catalog.models import (
     ToolFeature,
     ToolQuantFormat,
 )
+from scoring.ranking import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
 COMPARE_MAX_TOOLS = 4
 
 TOOL_SORTS = ("rating", "name", "price")
+# Headline prices are compared on one model that every hosted provider in the catalog prices.
+REFERENCE_MODEL_SLUG = "gpt-oss-120b"
+BLENDED_QUANTUM = Decimal("0.0001")
 TEXT_SEARCH_FIELDS = ("name", "summary", "verdict", "ideal_for", "family")
 
 
 def _headline_prices() -> QuerySet[PriceItem]:
-    """The price a list row shows: the cheapest on-demand per-token item by output price."""
+    """The price a list row shows: the reference model's on-demand per-token price where the tool has one,
+    otherwise its cheapest on-demand per-token item by output price (a different model, named as such)."""
     return PriceItem.objects.filter(
         tool=OuterRef("pk"),
         unit=PriceItem.Unit.PER_MTOK,
         tier=PriceItem.Tier.ON_DEMAND,
         output_usd_per_mtok__isnull=False,
-    ).order_by("output_usd_per_mtok", F("input_usd_per_mtok").asc(nulls_last=True), "position", "pk")
+    ).order_by(
+        Case(When(model__slug=REFERENCE_MODEL_SLUG, then=Value(0)), default=Value(1)),
+        "output_usd_per_mtok", F("input_usd_per_mtok").asc(nulls_last=True), "position", "pk",
+    )
+
+
+class HeadlineGroup:
+    """Price-sort groups: only rows pricing the reference model are ordered by price among themselves."""
+
+    FREE = 0
+    REFERENCE_MODEL = 1
+    OTHER_MODEL = 2
+    UNKNOWN = 3
 
 
 def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
     headline = _headline_prices()
     money = DecimalField(max_digits=10, decimal_places=4)
+    blended = DecimalField(max_digits=14, decimal_places=6)
     return queryset.annotate(
         headline_item=Subquery(headline.values("item")[:1]),
+        headline_model_slug=Subquery(headline.values("model__slug")[:1]),
+        headline_model_name=Subquery(headline.values("model__name")[:1]),
         headline_input_usd_per_mtok=Subquery(headline.values("input_usd_per_mtok")[:1], output_field=money),
         headline_output_usd_per_mtok=Subquery(headline.values("output_usd_per_mtok")[:1], output_field=money),
         headline_is_free=Case(
@@ -58,13 +79,22 @@ def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
             output_field=BooleanField(),
         ),
     ).annotate(
-        # Sorts as headline_price_value displays: a per-token output price first, else open-source
-        # software at zero (it costs nothing beyond the hardware), else unknown (sorted last).
-        headline_sort_usd=Case(
-            When(headline_output_usd_per_mtok__isnull=False, then=F("headline_output_usd_per_mtok")),
-            When(headline_is_free=True, then=Value(Decimal("0"))),
-            default=Value(None),
-            output_field=money,
+        # Sorts as headline_price_value displays: open-source software without a per-token price first
+        # (it costs nothing beyond the hardware), then the reference model's prices cheapest first by
+        # blended price, then prices of other models (not compared with each other: by rating and
+        # name), then tools with no per-token price.
+        headline_group=Case(
+            When(headline_output_usd_per_mtok__isnull=False, headline_model_slug=REFERENCE_MODEL_SLUG,
+                 then=Value(HeadlineGroup.REFERENCE_MODEL)),
+            When(headline_output_usd_per_mtok__isnull=False, then=Value(HeadlineGroup.OTHER_MODEL)),
+            When(headline_is_free=True, then=Value(HeadlineGroup.FREE)),
+            default=Value(HeadlineGroup.UNKNOWN),
+            output_field=IntegerField(),
+        ),
+        headline_blended_usd_per_mtok=ExpressionWrapper(
+            (BLEND_INPUT_WEIGHT * F("headline_input_usd_per_mtok") + BLEND_OUTPUT_WEIGHT * F("headline_output_usd_per_mtok"))
+            / (BLEND_INPUT_WEIGHT + BLEND_OUTPUT_WEIGHT),
+            output_field=blended,
         ),
     )
 
@@ -116,7 +146,14 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
         return queryset.order_by(Lower("name"), "slug")
     if sort == "price":
         return queryset.order_by(
-            F("headline_sort_usd").asc(nulls_last=True), F("rating").desc(nulls_last=True), Lower("name")
+            "headline_group",
+            Case(
+                When(headline_group=HeadlineGroup.REFERENCE_MODEL, then=F("headline_blended_usd_per_mtok")),
+                default=Value(None),
+                output_field=DecimalField(max_digits=14, decimal_places=6),
+            ).asc(nulls_last=True),
+            F("rating").desc(nulls_last=True),
+            Lower("name"),
         )
     return queryset.ranked()
 
@@ -263,16 +300,26 @@ def _decimal(value: Decimal | None) -> str | None:
 
 
 def headline_price_value(tool: Tool) -> dict[str, Any] | None:
-    """The headline price of a tool from tool_list/tool_get annotations, as plain data."""
+    """The headline price of a tool from tool_list/tool_get annotations, as plain data.
+
+    `model` names the model the price is for; `is_reference_model` says whether it is the model every
+    headline price is compared on (REFERENCE_MODEL_SLUG), so a list never ranks prices of different models.
+    """
     if tool.headline_output_usd_per_mtok is not None:
+        blended = tool.headline_blended_usd_per_mtok
         return {
             "free": False,
             "item": tool.headline_item,
+            "model": tool.headline_model_slug,
+            "model_name": tool.headline_model_name,
+            "is_reference_model": tool.headline_model_slug == REFERENCE_MODEL_SLUG,
             "input_usd_per_mtok": _decimal(tool.headline_input_usd_per_mtok),
             "output_usd_per_mtok": _decimal(tool.headline_output_usd_per_mtok),
+            "blended_usd_per_mtok": _decimal(blended.quantize(BLENDED_QUANTUM) if blended is not None else None),
         }
     if tool.headline_is_free:
-        return {"free": True, "item": None, "input_usd_per_mtok": None, "output_usd_per_mtok": None}
+        return {"free": True, "item": None, "model": None, "model_name": None, "is_reference_model": False,
+                "input_usd_per_mtok": None, "output_usd_per_mtok": None, "blended_usd_per_mtok": None}
     return None
 
 

@@ -8,7 +8,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 
 from catalog.models import Caveat, HardwareSupport, PriceItem
-from catalog.selectors import headline_price_value
+from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
 
 register = template.Library()
 
@@ -66,7 +66,10 @@ def format_headline_price(headline: dict[str, Any] | None) -> str:
         return "Free, open source"
     input_usd, output_usd = headline["input_usd_per_mtok"], headline["output_usd_per_mtok"]
     prices = f"{format_usd(input_usd)} / {format_usd(output_usd)}" if input_usd is not None else format_usd(output_usd)
-    return f"{prices} per 1M tokens ({headline['item']})"
+    priced = headline.get("model_name") or headline["item"]
+    if headline.get("is_reference_model"):
+        return f"{prices} per 1M tokens ({priced})"
+    return f"{prices} per 1M tokens ({priced}; no {REFERENCE_MODEL_SLUG} price, so not ranked by price)"
 
 
 @register.filter

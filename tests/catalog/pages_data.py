@@ -10,6 +10,7 @@ from tests.factories import (
     FeatureFactory,
     HardwareSupportFactory,
     HardwareTargetFactory,
+    LanguageModelFactory,
     LicenceFactory,
     PriceItemFactory,
     QuantFormatFactory,
@@ -66,14 +67,16 @@ def build_sample_catalog() -> dict[str, Tool]:
         gaps="Rejects logprobs and logit_bias.", source=groq_docs
     )
 
-    PriceItemFactory(tool=tools["groq"], item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.15"),
-                     output_usd_per_mtok=Decimal("0.60"), source=seed)
-    PriceItemFactory(tool=tools["groq"], item="gpt-oss-20b", input_usd_per_mtok=Decimal("0.075"),
-                     output_usd_per_mtok=Decimal("0.30"), source=seed)
+    reference_model = LanguageModelFactory(slug="gpt-oss-120b", name="gpt-oss-120b", source=seed)
+    smaller_model = LanguageModelFactory(slug="gpt-oss-20b", name="gpt-oss-20b", source=seed)
+    PriceItemFactory(tool=tools["groq"], item="gpt-oss-120b", model=reference_model,
+                     input_usd_per_mtok=Decimal("0.15"), output_usd_per_mtok=Decimal("0.60"), source=seed)
+    PriceItemFactory(tool=tools["groq"], item="gpt-oss-20b", model=smaller_model,
+                     input_usd_per_mtok=Decimal("0.075"), output_usd_per_mtok=Decimal("0.30"), source=seed)
     PriceItemFactory(tool=tools["groq"], item="Whisper large-v3-turbo", unit=PriceItem.Unit.PER_AUDIO_HOUR,
                      input_usd_per_mtok=None, output_usd_per_mtok=None, amount_usd=Decimal("0.04"), source=seed)
-    PriceItemFactory(tool=tools["cerebras"], item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.35"),
-                     output_usd_per_mtok=Decimal("0.75"), source=seed)
+    PriceItemFactory(tool=tools["cerebras"], item="gpt-oss-120b", model=reference_model,
+                     input_usd_per_mtok=Decimal("0.35"), output_usd_per_mtok=Decimal("0.75"), source=seed)
     PriceItemFactory(tool=tools["cerebras"], item="Trial credit", unit=PriceItem.Unit.CREDIT,
                      tier=PriceItem.Tier.TRIAL, input_usd_per_mtok=None, output_usd_per_mtok=None,
                      amount_usd=Decimal("5"), notes="30 days", source=seed)

@@ -10,6 +10,7 @@ from tests.factories import (
     FeatureFactory,
     HardwareSupportFactory,
     HardwareTargetFactory,
+    LanguageModelFactory,
     LicenceFactory,
     PriceItemFactory,
     ToolFactory,
@@ -54,13 +55,15 @@ def small_catalog(proprietary):
     vllm.feature_support.create(feature=batching)
     tgi.feature_support.create(feature=batching)
 
-    PriceItemFactory(tool=groq, item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.15"),
+    reference = LanguageModelFactory(slug="gpt-oss-120b", name="gpt-oss-120b")
+    smaller = LanguageModelFactory(slug="gpt-oss-20b", name="gpt-oss-20b")
+    PriceItemFactory(tool=groq, item="gpt-oss-120b", model=reference, input_usd_per_mtok=Decimal("0.15"),
                      output_usd_per_mtok=Decimal("0.60"))
-    PriceItemFactory(tool=groq, item="gpt-oss-20b", input_usd_per_mtok=Decimal("0.075"),
+    PriceItemFactory(tool=groq, item="gpt-oss-20b", model=smaller, input_usd_per_mtok=Decimal("0.075"),
                      output_usd_per_mtok=Decimal("0.30"))
     PriceItemFactory(tool=groq, item="batch", tier=PriceItem.Tier.BATCH, input_usd_per_mtok=Decimal("0.01"),
                      output_usd_per_mtok=Decimal("0.02"))
-    PriceItemFactory(tool=cerebras, item="gpt-oss-120b", input_usd_per_mtok=Decimal("0.35"),
+    PriceItemFactory(tool=cerebras, item="gpt-oss-120b", model=reference, input_usd_per_mtok=Decimal("0.35"),
                      output_usd_per_mtok=Decimal("0.75"))
     PriceItemFactory(tool=quote_only, item="Dedicated", unit=PriceItem.Unit.QUOTE, input_usd_per_mtok=None,
                      output_usd_per_mtok=None)
@@ -77,16 +80,18 @@ def test_sort_by_name_ignores_case(small_catalog):
     ]
 
 
-def test_sort_by_price_puts_free_first_then_cheapest_output_and_unknown_last(small_catalog):
+def test_sort_by_price_puts_free_first_then_cheapest_reference_model_and_unknown_last(small_catalog):
     assert slugs(tool_list(filters={"sort": "price"})) == [
         "llama-cpp", "vllm", "mlx", "tgi", "groq", "cerebras", "quote-only"
     ]
 
 
-def test_headline_price_is_cheapest_on_demand_output_price(small_catalog):
+def test_headline_price_is_the_reference_model_even_where_a_smaller_model_is_cheaper(small_catalog):
     groq = tool_list().get(slug="groq")
     assert headline_price_value(groq) == {
-        "free": False, "item": "gpt-oss-20b", "input_usd_per_mtok": "0.075", "output_usd_per_mtok": "0.3",
+        "free": False, "item": "gpt-oss-120b", "model": "gpt-oss-120b", "model_name": "gpt-oss-120b",
+        "is_reference_model": True, "input_usd_per_mtok": "0.15", "output_usd_per_mtok": "0.6",
+        "blended_usd_per_mtok": "0.2625",
     }
     assert headline_price_value(tool_list().get(slug="vllm"))["free"] is True
     assert headline_price_value(tool_list().get(slug="quote-only")) is None
@@ -201,10 +206,38 @@ def test_list_and_detail_and_compare_query_counts_are_constant(count, django_ass
     assert len(comparison.tools) == 4
 
 
-def test_price_sort_follows_the_displayed_headline_price(small_catalog):
+def test_price_sort_ranks_another_models_price_after_the_reference_model_however_cheap(small_catalog):
     hosted_open = ToolFactory(slug="hosted-open", name="Hosted Open")  # Apache-2.0, open source
-    PriceItemFactory(tool=hosted_open, item="big-model", input_usd_per_mtok=Decimal("0.50"),
-                     output_usd_per_mtok=Decimal("0.40"))
+    PriceItemFactory(tool=hosted_open, item="big-model", input_usd_per_mtok=Decimal("0.05"),
+                     output_usd_per_mtok=Decimal("0.10"))
     ordered = slugs(tool_list(filters={"sort": "price"}))
-    assert ordered.index("tgi") < ordered.index("groq") < ordered.index("hosted-open") < ordered.index("cerebras")
-    assert headline_price_value(tool_list().get(slug="hosted-open"))["output_usd_per_mtok"] == "0.4"
+    assert ordered.index("tgi") < ordered.index("groq") < ordered.index("cerebras") < ordered.index("hosted-open")
+    headline = headline_price_value(tool_list().get(slug="hosted-open"))
+    assert (headline["output_usd_per_mtok"], headline["model"], headline["is_reference_model"]) == ("0.1", None, False)
+
+
+def test_price_sort_never_compares_two_different_models(proprietary):
+    """Among rows whose order the price decides, every price is for the reference model; rows priced on
+    another model follow in rating-then-name order, whatever their price."""
+    reference = LanguageModelFactory(slug="gpt-oss-120b", name="gpt-oss-120b")
+    others = [LanguageModelFactory(slug=f"other-{n}", name=f"Other {n}") for n in range(3)]
+    prices = [Decimal(cents) / 100 for cents in (73, 12, 55, 8, 91, 30, 47, 5, 64, 21, 39, 16)]
+    for n, output in enumerate(prices):
+        tool = ToolFactory(slug=f"provider-{n:02d}", name=f"Provider {n:02d}", kind=Tool.Kind.PROVIDER,
+                           licence=proprietary, rating=Decimal("4.0") if n % 2 else None)
+        model = reference if n % 3 == 0 else others[n % len(others)]
+        PriceItemFactory(tool=tool, item=model.name, model=model, input_usd_per_mtok=output / 4,
+                         output_usd_per_mtok=output)
+        if n % 4 == 1:  # a cheaper price of another model beside the reference price
+            PriceItemFactory(tool=tool, item="small", model=others[0], input_usd_per_mtok=Decimal("0.01"),
+                             output_usd_per_mtok=Decimal("0.01"))
+
+    rows = [headline_price_value(tool) for tool in tool_list(filters={"sort": "price"})]
+
+    ranked_by_price = [row for row in rows if row["is_reference_model"]]
+    assert ranked_by_price == rows[: len(ranked_by_price)]
+    assert {row["model"] for row in ranked_by_price} == {"gpt-oss-120b"}
+    blended = [Decimal(row["blended_usd_per_mtok"]) for row in ranked_by_price]
+    assert blended == sorted(blended)
+    rest = tool_list(filters={"sort": "price"})[len(ranked_by_price):]
+    assert [(tool.rating is None, tool.name) for tool in rest] == sorted((tool.rating is None, tool.name) for tool in rest)

@@ -25,7 +25,8 @@ def test_index_ranks_rated_tools_then_unrated(client, catalog):
     html = response.content.decode()
     assert html.index("llama.cpp") < html.index("vLLM") < html.index("Hugging Face TGI")
     assert "4.8/5" in html
-    assert "$0.075 / $0.30 per 1M tokens (gpt-oss-20b)" in html
+    assert "$0.15 / $0.60 per 1M tokens (gpt-oss-120b)" in html
+    assert "gpt-oss-20b" not in html
     assert "Free, open source" in html
     assert 'name="tools" value="groq"' in html
     assert f'action="{reverse("catalog:compare")}"' in html
