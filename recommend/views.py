@@ -17,7 +17,15 @@ from recommend.selectors import (
     use_case_list,
 )
 from scoring.breakeven import gpu_costs, provider_costs
-from scoring.fit import MODEL_PRESETS, WEIGHT_FORMATS, calculate
+from scoring.fit import (
+    ENGINE_RESERVED_SOURCE,
+    GPT_OSS_MODEL_CARD,
+    LLAMA_CPP_OFFLOAD,
+    MAX_DEVICES_SUGGESTED,
+    MODEL_PRESETS,
+    WEIGHT_FORMATS,
+    calculate,
+)
 from scoring.ranking import recommend
 from scoring.rules import RECIPES
 
@@ -82,8 +90,11 @@ def fit(request: HttpRequest) -> HttpResponse:
     result = None
     if form.is_valid():
         result = fit_as_dict(form.fit_input, calculate(form.fit_input))
+    chosen = form.specs.get(form.cleaned_data.get("hardware") or "") if form.is_valid() else None
     return _render_form_page(
         request, "recommend/fit.html", form, result, presets=MODEL_PRESETS, weight_formats=WEIGHT_FORMATS,
+        unified_memory=bool(chosen and chosen.is_unified_memory), max_devices=MAX_DEVICES_SUGGESTED,
+        overhead_source=ENGINE_RESERVED_SOURCE, offload_source=LLAMA_CPP_OFFLOAD, gpt_oss_card=GPT_OSS_MODEL_CARD,
         specs=specs, page_sources=sorted({spec.source for spec in specs}, key=lambda source: source.title.lower()),
     )
 

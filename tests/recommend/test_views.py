@@ -126,7 +126,7 @@ def test_fit_page_renders_presets_and_a_result(client, db):
 
     page = html(response)
     assert response.status_code == 200
-    assert response.context["result"]["result"]["weights_gb"] == pytest.approx(93.4)
+    assert response.context["result"]["result"]["weights_gib"] == pytest.approx(93.4e9 / 2**30)
     assert 'data-fits="true"' in page and 'id="moe-note"' in page
     assert "memory counts <strong>all</strong>" in page and "NVIDIA H100 spec" in page
 
@@ -134,7 +134,7 @@ def test_fit_page_renders_presets_and_a_result(client, db):
 def test_fit_custom_model_needs_its_numbers(client, db):
     response = client.get(reverse("recommend:fit"), {
         "model": "custom", "weight_format": "bf16", "context_tokens": 4096, "concurrency": 1, "kv_cache": "fp16",
-        "hardware": "custom", "memory_gb": "24", "bandwidth_gb_s": "1008", "devices": 1,
+        "hardware": "custom", "memory_gib": "24", "bandwidth_gb_s": "1008", "devices": 1,
     })
 
     assert response.status_code == 400
@@ -239,3 +239,41 @@ def test_fit_link_with_only_a_preset_and_hardware_uses_defaults(client, db):
     result = response.context["result"]
     assert result["input"]["context_tokens"] == 8192 and result["input"]["bits_per_weight"] == 16.0
     assert result["result"]["fits"] is True
+
+
+def test_fit_context_beyond_the_models_maximum_is_a_message_not_a_silent_cap(client, db):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-2-7b", "weight_format": "q4_k_m", "context_tokens": 8192, "hardware": "custom",
+        "memory_gib": 8, "bandwidth_gb_s": 448,
+    })
+
+    assert response.status_code == 400
+    assert "Llama 2 7B handles at most 4,096 tokens of context" in html(response)
+
+
+def test_fit_llama_2_7b_on_an_8_gib_card_defaults_to_its_own_context_and_fits(client, db):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-2-7b", "weight_format": "q4_k_m", "hardware": "custom", "memory_gib": 8,
+        "bandwidth_gb_s": 448,
+    })
+
+    assert response.status_code == 200
+    assert response.context["result"]["input"]["context_tokens"] == 4096
+    assert 'data-fits="true"' in html(response)
+
+
+def test_fit_70b_on_a_4090_shows_no_ceiling_and_what_would_fit(client, db):
+    HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
+
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-3.3-70b", "weight_format": "q4_k_m", "hardware": "nvidia-rtx-4090",
+        "system_bandwidth_gb_s": 89.6,
+    })
+
+    page = html(response)
+    assert 'data-fits="false"' in page
+    assert 'id="decode-ceiling"' not in page and "Decode ceiling, one sequence" not in page
+    assert 'id="what-would-fit"' in page
+    assert "<strong>2 devices</strong>" in page
+    assert "llama.cpp CPU+GPU offload" in page and "slower than if every layer were on the GPU" in page
+    assert "GiB" in page and " GB of" not in page
