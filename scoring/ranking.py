@@ -11,6 +11,7 @@ kind; engines are listed before providers unless the user has no hardware of the
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -202,6 +203,16 @@ class ExcludedTool:
     caveats: tuple[CaveatInfo, ...] = ()
 
 
+@dataclass(frozen=True)
+class SwitchOption:
+    """Another answer's top pick: "switch to `name` when `when`"."""
+
+    tool: str
+    name: str
+    companion_name: str
+    when: str
+
+
 @dataclass
 class Recommendation:
     profile: Profile
@@ -211,6 +222,7 @@ class Recommendation:
     warnings: list[ProfileWarning]
     reference_model: str | None = None
     provider_evidence: str | None = None
+    switch_when: list[SwitchOption] = field(default_factory=list)
 
     @property
     def top(self) -> RankedTool | None:
@@ -231,14 +243,63 @@ def workload_input_tokens(workload: str) -> int | None:
     return int(value * 1000) if match.group(2) else int(value)
 
 
+# One answer changed at a time, in the order the wizard asks: when it changes the top pick, the page says
+# "switch to <that pick> when <this>". Each is (field, value, wording).
+SWITCH_VARIANTS: tuple[tuple[str, object, str], ...] = (
+    ("fits_fast_memory", "unified_only", "the model only fits in system memory (CPU+GPU offload)"),
+    ("context_tokens", 131_072, "contexts run to 100K tokens and more"),
+    ("concurrency", 16, "you serve several users at once"),
+    ("shared_prefixes", True, "prompts share long prefixes"),
+    ("architecture", "moe", "the model is a mixture of experts"),
+    ("deployment", "production", "it becomes production serving"),
+    ("deployment", "fleet", "you orchestrate a fleet of nodes"),
+    ("quantization", "gguf", "you run GGUF files"),
+    ("quantization", "onnx", "the model ships as ONNX"),
+    ("optimize_for", "latency", "latency matters most"),
+    ("optimize_for", "throughput", "you optimize for throughput"),
+    ("optimize_for", "cost", "cost matters most"),
+    ("optimize_for", "portability", "portability matters most"),
+)
+MAX_SWITCHES = 4
+
+
 def recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
+    recommendation = _recommend(profile, catalog)
+    recommendation.switch_when = _switch_options(profile, catalog, recommendation.top)
+    return recommendation
+
+
+def _switch_options(profile: Profile, catalog: CatalogData, top: RankedTool | None) -> list[SwitchOption]:
+    if top is None:
+        return []
+    options: list[SwitchOption] = []
+    seen = {(top.tool, top.companion)}
+    for name, value, wording in SWITCH_VARIANTS:
+        if getattr(profile, name) == value:
+            continue
+        try:
+            variant = dataclasses.replace(profile, **{name: value})
+        except ValueError:
+            continue
+        other = _recommend(variant, catalog).top
+        if other is None or (other.tool, other.companion) in seen or other.kind != top.kind:
+            continue
+        seen.add((other.tool, other.companion))
+        options.append(SwitchOption(other.tool, other.name, other.companion_name, wording))
+        if len(options) == MAX_SWITCHES:
+            break
+    return options
+
+
+def _recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
     excluded: list[ExcludedTool] = []
     not_recommended: list[ExcludedTool] = []
     failing = _failing_checks(profile, catalog)
 
     for slug, never in NEVER_RECOMMENDED.items():
         tool = catalog.tools.get(slug)
-        if tool:
+        # The notice belongs where the tool would otherwise be a candidate: on hardware it runs on.
+        if tool and _hardware_match(profile, tool) is not None:
             not_recommended.append(ExcludedTool(
                 slug, tool.name, tool.kind,
                 [Reason(never.reason, "never-recommended", never.citation.source_key)], tool.caveats,

@@ -301,10 +301,11 @@ class NeverRecommended:
 NEVER_RECOMMENDED: dict[str, NeverRecommended] = {
     "ollama": NeverRecommended(
         tool="ollama",
-        reason="The engine guide says plainly not to use Ollama: it is pleasant, but it hides the engine and the "
-        "kernels you would tune, and its defaults suit a notebook only. The comparison rates it and lists it "
-        "for private on-device AI; we keep that listing visible but recommend llama.cpp or MLX instead.",
-        citation=Citation(ENGINE_GUIDE, "The rest of the field; Common mistakes"),
+        reason="The engine guide says plainly not to use Ollama, and the lesson built on it explains why: its "
+        "convenience abstracts away the engine and the kernels, the layer you need to control. The comparison "
+        "rates it and lists it for private on-device AI; that listing stays visible, but llama.cpp or MLX is "
+        "recommended instead.",
+        citation=Citation(ENGINE_LESSON, "Direct warning: do not use Ollama"),
     ),
 }
 
