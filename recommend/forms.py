@@ -13,6 +13,9 @@ CUSTOM = "custom"
 
 
 class WizardForm(forms.Form):
+    # The guide's fourth question has two answers; the page groups them under one numbered legend.
+    CONTEXT_QUESTION = "4. Which context length and concurrency matter?"
+
     hardware = forms.ChoiceField(label="1. What hardware do you actually have?", choices=choices.HARDWARE_CHOICES)
     fits_fast_memory = forms.ChoiceField(
         label="2. Does the model fit in fast memory, or only in system / unified memory?",
@@ -20,9 +23,9 @@ class WizardForm(forms.Form):
     )
     bottleneck = forms.ChoiceField(label="3. Is decode or prefill the bottleneck?",
                                    choices=choices.BOTTLENECK_CHOICES, initial="unknown", required=False)
-    context_tokens = forms.IntegerField(label="4. Context length that matters (tokens)", min_value=1,
+    context_tokens = forms.IntegerField(label="Context length (tokens)", min_value=1,
                                         max_value=choices.MAX_CONTEXT_TOKENS, initial=8192, required=False)
-    concurrency = forms.IntegerField(label="4. Concurrent requests", min_value=1,
+    concurrency = forms.IntegerField(label="Requests at the same time", min_value=1,
                                      max_value=choices.MAX_CONCURRENCY, initial=1, required=False)
     shared_prefixes = forms.BooleanField(label="5. Prompts share long prefixes (prefix caching pays off)",
                                          required=False)
@@ -38,7 +41,8 @@ class WizardForm(forms.Form):
                                      initial="latency", required=False)
     hosted_ok = forms.BooleanField(label="May it be a hosted API? (leave unticked if it must stay on-premises)",
                                    required=False)
-    needs = forms.MultipleChoiceField(label="Which API features must work?", choices=choices.NEEDS_CHOICES,
+    needs = forms.MultipleChoiceField(label="Which API features must work? (OpenAI request parameters)",
+                                      choices=choices.NEEDS_CHOICES,
                                       widget=forms.CheckboxSelectMultiple, required=False)
 
     def clean(self):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from catalog.models import UseCase
 from recommend.forms import BreakEvenForm, FitForm, WizardForm
@@ -30,6 +32,17 @@ from scoring.ranking import recommend
 from scoring.rules import RECIPES
 
 RECIPE_HARDWARE_BY_USE_CASE = {recipe.use_case: recipe.hardware for recipe in RECIPES}
+
+# The catalog hardware spec (and device count) the fit and break-even links start from for each wizard
+# hardware answer: the device the seed's recipe names, which the visitor can change there.
+FIT_HARDWARE_BY_ANSWER: dict[str, tuple[str, int]] = {
+    "mac": ("apple-m3-ultra", 1),
+    "rtx_single": ("nvidia-rtx-4090", 1),
+    "rtx_multi": ("nvidia-rtx-4090", 2),
+    "nvidia_hopper_node": ("nvidia-h100-sxm", 8),
+    "nvidia_blackwell": ("nvidia-b200", 8),
+    "amd_instinct": ("amd-mi300x", 8),
+}
 
 
 def _error_summary(form) -> list[str]:
@@ -75,12 +88,29 @@ def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
+def _calculator_links(profile) -> dict[str, str]:
+    """/fit/ and /break-even/ started from the wizard's answers (hardware, context, concurrency)."""
+    fit = {"context_tokens": profile.context_tokens, "concurrency": profile.concurrency}
+    break_even: dict[str, object] = {}
+    spec = FIT_HARDWARE_BY_ANSWER.get(profile.hardware)
+    if spec and hardware_spec_list().filter(slug=spec[0]).exists():
+        fit.update(hardware=spec[0], devices=spec[1])
+        break_even["gpu_count"] = spec[1]
+    return {
+        "fit": f"{reverse('recommend:fit')}?{urlencode(fit)}#result",
+        "break_even": f"{reverse('recommend:break_even')}?{urlencode(break_even)}" if break_even
+        else reverse("recommend:break_even"),
+        "fit_hardware": spec[0] if spec and "hardware" in fit else "",
+    }
+
+
 def wizard(request: HttpRequest) -> HttpResponse:
     form = WizardForm(request.GET or None)
     result = None
     if form.is_valid():
         result = recommendation_as_dict(recommend(form.profile, catalog_data()))
         result["other_engines"] = sum(not item["named_by_guide"] for item in result["results"])
+        result["links"] = _calculator_links(form.profile)
     return _render_form_page(request, "recommend/wizard.html", form, result)
 
 

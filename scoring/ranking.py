@@ -281,8 +281,12 @@ def _switch_options(profile: Profile, catalog: CatalogData, top: RankedTool | No
             variant = dataclasses.replace(profile, **{name: value})
         except ValueError:
             continue
-        other = _recommend(variant, catalog).top
+        results = _recommend(variant, catalog).results
+        other = results[0] if results else None
         if other is None or (other.tool, other.companion) in seen or other.kind != top.kind:
+            continue
+        if len(results) > 1 and results[1].tied and results[1].rank == other.rank:
+            # A tie at the top names no pick to switch to.
             continue
         seen.add((other.tool, other.companion))
         options.append(SwitchOption(other.tool, other.name, other.companion_name, wording))
@@ -535,7 +539,13 @@ def _decide(profile: Profile, recipe, runnable: dict[str, tuple[str, str]]) -> R
 
 def _decision_reason(profile: Profile, title: str, entry: RecipeEntry, name: str) -> Reason:
     guide = GUIDE_RULES_BY_ID.get(entry.guide_rule or "")
-    trigger = f"because {entry.condition}" if entry.when else "as the recipe's default"
+    if entry.when is None:
+        trigger = "as the recipe's default"
+    elif entry.when(profile):
+        trigger = f"because {entry.condition}"
+    else:
+        # A fallback: the entries before it cannot run here or step aside for public serving.
+        trigger = "as its next entry that can serve your answers"
     text = f"Decided by the hardware recipe '{title}', {trigger}: {entry.reason}"
     if guide and guide.tool == entry.tool:
         text += f" The one-page guide agrees: {guide.situation} → {name}."

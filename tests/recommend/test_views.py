@@ -1,6 +1,8 @@
 """The recommendation pages render, explain themselves, reject bad input with messages, and keep queries flat."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -73,9 +75,44 @@ def test_wizard_answer_has_top_pick_reasons_sources_and_runner_ups(client, loade
     result = response.context["result"]
     assert result["results"][0]["tool"] == "exllamav2"
     assert result["results"][0]["reasons"][0]["source"]["key"] == "seed-000-engine-guide"
-    assert "Top pick" in page and "Why not first:" in page
+    assert "Our pick" in page and "Why not first:" in page
     assert "Listed by a source, never recommended here" in page and "do not use Ollama" in page
     assert {item["tool"] for item in result["results"] if item["kind"] == "provider"} >= {"groq", "together-ai"}
+
+
+def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(client, loaded_catalog):
+    HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
+    response = client.get(reverse("recommend:wizard"), {"hardware": "rtx_single", "context_tokens": 16384})
+
+    page = html(response)
+    answer = page.index('class="reco-answer"')
+    assert answer < page.index("<form") and answer < page.index("The ranking, with reasons")
+    assert page.count("Our pick") == 1
+    assert 'action="/recommend/#result"' in page
+    switches = response.context["result"]["switch_when"]
+    assert {"tool": "llama-cpp", "name": "llama.cpp", "companion_name": "",
+            "when": "the model only fits in system memory (CPU+GPU offload)"} in switches
+    assert "Switch to <a" in page and "when you serve several users at once" in page
+    assert "/fit/?context_tokens=16384&amp;concurrency=1&amp;hardware=nvidia-rtx-4090&amp;devices=1#result" in page
+    assert "/break-even/?gpu_count=1" in page
+
+
+def test_wizard_labels_api_features_in_plain_language_and_numbers_each_question_once(client, db):
+    page = html(client.get(reverse("recommend:wizard")))
+
+    assert "Probabilities of the generated tokens" in page and "Boosting or banning chosen tokens" in page
+    for number in range(1, 11):
+        assert len(re.findall(rf"(?<![\d.,]){number}\. [A-Z]", page)) == 1, number
+
+
+def test_ollama_notice_only_where_ollama_would_run(client, loaded_catalog):
+    hosted = html(client.get(reverse("recommend:wizard"), {"hardware": "none"}))
+    browser = html(client.get(reverse("recommend:wizard"), {"hardware": "browser_app"}))
+    mac = html(client.get(reverse("recommend:wizard"), {"hardware": "mac"}))
+
+    assert "Listed by a source, never recommended here" not in hosted
+    assert "Listed by a source, never recommended here" not in browser
+    assert mac.count("Listed by a source, never recommended here") == 1
 
 
 def test_wizard_on_premises_excludes_providers(client, loaded_catalog):
@@ -100,8 +137,8 @@ def test_wizard_measured_rejection_removes_provider(client, loaded_catalog):
 
 @pytest.mark.parametrize(("query", "field"), [
     ({"hardware": "toaster"}, "What hardware do you actually have?"),
-    ({"hardware": "mac", "context_tokens": "-5"}, "4. Context length"),
-    ({"hardware": "mac", "concurrency": "lots"}, "4. Concurrent requests"),
+    ({"hardware": "mac", "context_tokens": "-5"}, "Context length (tokens)"),
+    ({"hardware": "mac", "concurrency": "lots"}, "Requests at the same time"),
     ({"hardware": "mac", "needs": "telepathy"}, "Which API features must work?"),
     ({"context_tokens": "100"}, "What hardware do you actually have?"),
 ])
