@@ -29,9 +29,11 @@ from scoring.fit import (
     calculate,
 )
 from scoring.ranking import recommend
-from scoring.rules import RECIPES
+from scoring.rules import EVALUATE, ORCHESTRATE, RECIPES
 
 RECIPE_HARDWARE_BY_USE_CASE = {recipe.use_case: recipe.hardware for recipe in RECIPES}
+RECIPES_BY_USE_CASE = {recipe.use_case: recipe for recipe in RECIPES}
+ROLE_VERBS = {EVALUATE: "Evaluate", ORCHESTRATE: "Add"}
 
 # The catalog hardware spec (and device count) the fit and break-even links start from for each wizard
 # hardware answer: the device the seed's recipe names, which the visitor can change there.
@@ -78,9 +80,11 @@ def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     except UseCase.DoesNotExist:
         raise Http404(f"No use case with the slug {slug!r}.") from None
     recommendations = list(use_case.recommendations.all())
+    recommended = [item for item in recommendations if item.is_recommended]
     return render(request, "recommend/use_case_detail.html", {
         "use_case": use_case,
-        "recommended": [item for item in recommendations if item.is_recommended],
+        "recommended": recommended,
+        "choices": _conditional_choices(use_case.slug, recommended),
         "listed_not_recommended": [item for item in recommendations if not item.is_recommended],
         "wizard_hardware": RECIPE_HARDWARE_BY_USE_CASE.get(use_case.slug),
         "page_sources": sorted({*use_case.sources.all(), *(item.source for item in recommendations)},
@@ -102,6 +106,27 @@ def _calculator_links(profile) -> dict[str, str]:
         else reverse("recommend:break_even"),
         "fit_hardware": spec[0] if spec and "hardware" in fit else "",
     }
+
+
+def _conditional_choices(slug: str, recommended: list) -> list[dict]:
+    """The picks as choices: where to start, then "choose X when …" for each alternative, not a ranking.
+
+    Hardware recipes carry the guide's conditions (scoring.rules); other lists keep their reasons, which
+    say when each applies.
+    """
+    recipe = RECIPES_BY_USE_CASE.get(slug)
+    entries = {entry.tool: entry for entry in recipe.entries} if recipe else {}
+    choices = []
+    for position, item in enumerate(recommended):
+        entry = entries.get(item.tool.slug)
+        if position == 0:
+            verb, when = "Start with", ""
+        elif entry and entry.condition:
+            verb, when = ROLE_VERBS.get(entry.role, "Choose"), entry.condition
+        else:
+            verb, when = "Or", ""
+        choices.append({"item": item, "verb": verb, "when": when})
+    return choices
 
 
 def wizard(request: HttpRequest) -> HttpResponse:

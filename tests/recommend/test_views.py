@@ -34,7 +34,7 @@ def test_private_on_device_page_shows_ollama_listing_with_warning(client, loaded
 
     page = html(response)
     assert response.status_code == 200
-    recommended = page[page.index("Recommended, in order"):page.index("Listed by a source, but not recommended")]
+    recommended = page[page.index("Where to start, and when to choose another"):page.index("Listed by a source, but not recommended")]
     assert recommended.index('data-tool="llama-cpp"') < recommended.index('data-tool="mlx"')
     assert "ollama" not in recommended
     listed = page[page.index("Listed by a source, but not recommended"):]
@@ -46,6 +46,19 @@ def test_recipe_page_links_to_the_wizard_prefilled(client, loaded_catalog):
     response = client.get(reverse("recommend:use_case_detail", args=["recipe-single-rtx"]))
 
     assert f'{reverse("recommend:wizard")}?hardware=rtx_single' in html(response)
+
+
+def test_recipe_alternatives_are_conditional_choices_not_a_ranking(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:use_case_detail", args=["recipe-single-rtx"])))
+
+    assert "Start with <a" in page and ">ExLlamaV2</a>" in page
+    assert ">llama.cpp</a> when you run GGUF files, need portability or must offload to system memory" in page
+    assert ">vLLM</a> when you serve several users" in page
+    assert "<ol" not in page.split("Where to start")[1].split("</ul>")[0]
+
+    hopper = html(client.get(reverse("recommend:use_case_detail", args=["recipe-8x-h100-h200"])))
+    assert "Evaluate <a" in hopper and ">TensorRT-LLM</a> when you optimize for throughput" in hopper
+    assert "Add <a" in hopper and ">NVIDIA Dynamo</a> when you orchestrate a fleet" in hopper
 
 
 def test_unknown_use_case_is_a_404(client, db):
