@@ -165,6 +165,10 @@ def recommendation_source_keys(recommendation: Recommendation) -> set[str]:
     return keys
 
 
+def tool_names(*, slugs: list[str]) -> dict[str, str]:
+    return dict(Tool.objects.filter(slug__in=slugs).values_list("slug", "name"))
+
+
 def use_cases_naming(*, tool: Tool) -> list[UseCaseRecommendation]:
     """Every use case and recipe that names the tool, recommended or only listed, in the use cases' order."""
     return list(

@@ -14,7 +14,9 @@ from recommend.selectors import (
     gpu_prices,
     hardware_spec_list,
     priced_models,
+    sources_for,
     token_prices,
+    tool_names,
     use_case_get,
     use_case_list,
 )
@@ -29,7 +31,7 @@ from scoring.fit import (
     calculate,
 )
 from scoring.ranking import recommend
-from scoring.rules import EVALUATE, ORCHESTRATE, RECIPES
+from scoring.rules import ENGINE_GUIDE, EVALUATE, GUIDE_RULES, ORCHESTRATE, QUANTIZATION_GUIDE, RECIPES
 
 RECIPE_HARDWARE_BY_USE_CASE = {recipe.use_case: recipe.hardware for recipe in RECIPES}
 RECIPES_BY_USE_CASE = {recipe.use_case: recipe for recipe in RECIPES}
@@ -127,6 +129,26 @@ def _conditional_choices(slug: str, recommended: list) -> list[dict]:
             verb, when = "Or", ""
         choices.append({"item": item, "verb": verb, "when": when})
     return choices
+
+
+# The map's lines where the catalog's facts add something the one-line answer leaves out.
+GUIDE_RULE_NOTES = {
+    "nvidia-max": "Evaluate it against vLLM or SGLang: it trades portability for peak performance.",
+    "cluster": "An orchestration layer: it runs on top of vLLM, SGLang or TensorRT-LLM, not instead of them.",
+}
+
+
+def engine_guide(request: HttpRequest) -> HttpResponse:
+    names = tool_names(slugs=[rule.tool for rule in GUIDE_RULES])
+    rules = [
+        {"id": rule.id, "situation": rule.situation, "tool": rule.tool, "tool_name": names.get(rule.tool, rule.tool),
+         "note": GUIDE_RULE_NOTES.get(rule.id, "")}
+        for rule in GUIDE_RULES if rule.tool in names
+    ]
+    return render(request, "recommend/engine_guide.html", {
+        "guide_rules": rules,
+        "page_sources": sorted(sources_for(keys={ENGINE_GUIDE, QUANTIZATION_GUIDE}).values(), key=lambda s: s.key),
+    })
 
 
 def wizard(request: HttpRequest) -> HttpResponse:

@@ -61,6 +61,22 @@ def test_recipe_alternatives_are_conditional_choices_not_a_ranking(client, loade
     assert "Add <a" in hopper and ">NVIDIA Dynamo</a> when you orchestrate a fleet" in hopper
 
 
+def test_engine_guide_renders_the_seeds_knowledge(client, loaded_catalog, django_assert_max_num_queries):
+    with django_assert_max_num_queries(4):
+        response = client.get(reverse("recommend:engine_guide"))
+
+    page = html(response)
+    assert response.status_code == 200
+    assert page.count('<tr data-rule="') == 8
+    assert 'href="/tools/nvidia-dynamo/">NVIDIA Dynamo</a>' in page and "runs on top of vLLM" in page
+    for heading in ("What a benchmark must state", "Ten benchmarking rules", "Common mistakes",
+                    "Quantization advice"):
+        assert heading in page
+    assert page.count("<li>", page.index("id=\"rules-heading\""), page.index("id=\"mistakes-heading\"")) == 10
+    assert "AWQ" in page and "GPTQ" in page and "up to about 13B" in page
+    assert "LLM inference engines and local AI hardware, 2026 edition (seed 000)" in page
+
+
 def test_unknown_use_case_is_a_404(client, db):
     assert client.get(reverse("recommend:use_case_detail", args=["nope"])).status_code == 404
 
