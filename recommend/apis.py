@@ -83,6 +83,13 @@ class WarningSerializer(serializers.Serializer):
     where = serializers.CharField()
 
 
+class SwitchOptionSerializer(serializers.Serializer):
+    tool = serializers.SlugField()
+    name = serializers.CharField()
+    companion_name = serializers.CharField(help_text="The engine an orchestration layer runs on, if any.")
+    when = serializers.CharField(help_text='The changed answer, worded to follow "switch to <name> when".')
+
+
 class RecommendationSerializer(serializers.Serializer):
     results = RankedToolSerializer(many=True, help_text="Best first: engines, then hosted providers (providers "
                                    "first when hardware is 'none').")
@@ -94,6 +101,9 @@ class RecommendationSerializer(serializers.Serializer):
         choices=["measured", "reported", "documented"], allow_null=True,
         help_text="What ranked the hosted providers' speed: this site's measurements, figures reported by a named "
         "publisher, or documented facts (one tier per answer, never mixed).",
+    )
+    switch_when = SwitchOptionSerializer(
+        many=True, help_text="Other picks and the single changed answer that would make each the first.",
     )
 
 

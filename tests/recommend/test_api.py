@@ -36,6 +36,18 @@ def test_recommendations_best_first_with_reasons_and_sources(api, loaded_catalog
     assert isinstance(body["warnings"], list)
 
 
+def test_recommendations_say_when_to_switch(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "nvidia_hopper_node", "deployment": "production"}).json()
+
+    assert body["results"][0]["tool"] == "vllm"
+    switches = {item["tool"]: item["when"] for item in body["switch_when"]}
+    assert switches["sglang"] in {"contexts run to 100K tokens and more", "prompts share long prefixes",
+                                  "the model is a mixture of experts"}
+    # The same engine with an orchestration layer on top is a switch worth naming; the bare pick is not.
+    fleet = next(item for item in body["switch_when"] if item["tool"] == "vllm")
+    assert fleet["companion_name"] == "NVIDIA Dynamo" and fleet["when"] == "you orchestrate a fleet of nodes"
+
+
 def test_recommendations_warn_where_the_seeds_do(api, loaded_catalog):
     body = api.get(RECOMMENDATIONS, {"hardware": "rtx_multi", "interconnect": "pcie", "quantization": "fp8"}).json()
 
