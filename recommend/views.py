@@ -151,8 +151,17 @@ def engine_guide(request: HttpRequest) -> HttpResponse:
     })
 
 
+def _with_defaults(query, form_class) -> object:
+    """The query with each unanswered field at its default, so the redisplayed form shows what was assumed."""
+    data = query.copy()
+    for name, field in form_class.base_fields.items():
+        if name not in data and field.initial is not None:
+            data[name] = field.initial
+    return data
+
+
 def wizard(request: HttpRequest) -> HttpResponse:
-    form = WizardForm(request.GET or None)
+    form = WizardForm(_with_defaults(request.GET, WizardForm) if request.GET else None)
     result = None
     if form.is_valid():
         result = recommendation_as_dict(recommend(form.profile, catalog_data()))

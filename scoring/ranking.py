@@ -229,6 +229,13 @@ class Recommendation:
         return self.results[0] if self.results else None
 
 
+def _usd(amount: float) -> str:
+    """Dollars with two decimals, or up to four where the price has them ($0.60, $0.075)."""
+    text = f"{amount:.4f}".rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
+
+
 def normalize_model(name: str) -> str:
     """'GPT OSS 120B', 'gpt-oss-120B' and 'openai/gpt-oss-120b' all name the same model."""
     tail = name.strip().lower().rsplit("/", 1)[-1]
@@ -751,7 +758,7 @@ def _rank_providers(
         if price and cheapest:
             price_part = cheapest / price.blended if price.blended > 0 else 1.0
             reasons.append(Reason(
-                f"Price for {model}: ${price.input_usd_per_mtok:g} in / ${price.output_usd_per_mtok:g} out per 1M "
+                f"Price for {model}: {_usd(price.input_usd_per_mtok)} in / {_usd(price.output_usd_per_mtok)} out per 1M "
                 f"tokens (blended 3:1: ${price.blended:.3f})"
                 + (f", verified {price.verified_on}" if price.verified_on else "") + ".",
                 "price:per-mtok", price.source_key,
