@@ -98,7 +98,7 @@ def test_use_case_page_shows_the_ollama_listing_and_warning(live_server, loaded_
     page.get_by_role("link", name="Private on-device AI").click()
     page.wait_for_url("**/use-cases/private-on-device-ai/")
 
-    recommended = page.locator("ol.reco-results li")
+    recommended = page.locator("ul.reco-choices li")
     assert [recommended.nth(i).get_attribute("data-tool") for i in range(recommended.count())] == ["llama-cpp", "mlx"]
     listing = page.locator('.reco-listed[data-tool="ollama"]')
     assert "not to use" in listing.inner_text()
