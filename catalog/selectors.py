@@ -38,6 +38,28 @@ TOOL_SORTS = ("rating", "name", "price")
 REFERENCE_MODEL_SLUG = "gpt-oss-120b"
 BLENDED_QUANTUM = Decimal("0.0001")
 TEXT_SEARCH_FIELDS = ("name", "summary", "verdict", "ideal_for", "family")
+# Search also matches what a tool runs on, the formats and features it lists, and its kind, by slug or name:
+# "apple" finds the engines for Apple silicon, "gguf" every GGUF engine, "provider" the hosted APIs.
+RELATED_SEARCH_FIELDS = (
+    (HardwareSupport, ("hardware__slug", "hardware__name", "hardware__vendor")),
+    (ToolQuantFormat, ("quant_format__slug", "quant_format__name")),
+    (ToolFeature, ("feature__slug", "feature__name")),
+)
+
+
+def _text_search(text: str) -> Q:
+    condition = Q()
+    for field_name in TEXT_SEARCH_FIELDS:
+        condition |= Q(**{f"{field_name}__icontains": text})
+    for model, fields in RELATED_SEARCH_FIELDS:
+        matches = Q()
+        for field_name in fields:
+            matches |= Q(**{f"{field_name}__icontains": text})
+        condition |= Exists(model.objects.filter(matches, tool=OuterRef("pk")))
+    kinds = [value for value, label in Tool.Kind.choices if text.lower() in f"{value} {label}".lower()]
+    if kinds:
+        condition |= Q(kind__in=kinds)
+    return condition
 
 
 def _headline_prices() -> QuerySet[PriceItem]:
@@ -130,10 +152,7 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
         queryset = queryset.filter(rating__gte=filters["min_rating"])
     text = (filters.get("q") or "").strip()
     if text:
-        condition = Q()
-        for field_name in TEXT_SEARCH_FIELDS:
-            condition |= Q(**{f"{field_name}__icontains": text})
-        queryset = queryset.filter(condition)
+        queryset = queryset.filter(_text_search(text))
 
     caveat_counts = (
         Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")

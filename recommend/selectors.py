@@ -165,6 +165,19 @@ def recommendation_source_keys(recommendation: Recommendation) -> set[str]:
     return keys
 
 
+def tool_names(*, slugs: list[str]) -> dict[str, str]:
+    return dict(Tool.objects.filter(slug__in=slugs).values_list("slug", "name"))
+
+
+def use_cases_naming(*, tool: Tool) -> list[UseCaseRecommendation]:
+    """Every use case and recipe that names the tool, recommended or only listed, in the use cases' order."""
+    return list(
+        UseCaseRecommendation.objects.filter(tool=tool)
+        .select_related("use_case", "source")
+        .order_by("use_case__group", "use_case__position", "use_case__title")
+    )
+
+
 def hardware_spec_list() -> QuerySet[HardwareSpec]:
     return HardwareSpec.objects.select_related("source").order_by("position", "name")
 

@@ -13,6 +13,7 @@ from tests.factories import (
     LanguageModelFactory,
     LicenceFactory,
     PriceItemFactory,
+    QuantFormatFactory,
     ToolFactory,
 )
 
@@ -116,6 +117,28 @@ def test_headline_price_is_the_reference_model_even_where_a_smaller_model_is_che
 )
 def test_filters(small_catalog, filters, expected):
     assert slugs(tool_list(filters=filters)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("apple", ["llama-cpp", "mlx"]),  # hardware name
+        ("groq-lpu", ["groq"]),  # hardware slug
+        ("batching", ["vllm", "tgi"]),  # feature name
+        ("provider", ["groq", "cerebras", "quote-only"]),  # kind
+        ("Hosted provider", ["groq", "cerebras", "quote-only"]),  # kind, as the page words it
+    ],
+)
+def test_search_matches_hardware_features_and_kind(small_catalog, text, expected):
+    assert slugs(tool_list(filters={"q": text})) == expected
+
+
+def test_search_for_a_format_finds_every_tool_that_lists_it(small_catalog):
+    gguf = QuantFormatFactory(slug="gguf", name="GGUF")
+    for slug in ("vllm", "mlx"):
+        Tool.objects.get(slug=slug).quant_format_support.create(quant_format=gguf)
+
+    assert slugs(tool_list(filters={"q": "gguf"})) == ["llama-cpp", "vllm", "mlx"]
 
 
 def test_tool_get_raises_for_unknown_slug():
