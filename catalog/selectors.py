@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce, Lower
 from catalog.models import (
     Caveat,
     HardwareSupport,
+    ModelOffering,
     PriceItem,
     ReportedFigure,
     Source,
@@ -172,6 +173,13 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
         ),
         Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature", "source")),
         Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
+        Prefetch("model_offerings", queryset=ModelOffering.objects.select_related("model", "source")),
+        Prefetch(
+            "reported_figures",
+            queryset=ReportedFigure.objects.select_related("tool", "model", "hardware").order_by(
+                "-observed_on", "position", "pk"
+            ),
+        ),
         "sources",
     )
 

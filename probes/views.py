@@ -1,13 +1,24 @@
 """Pages of measured figures. Thin: the read models in probes.selectors do the reading."""
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
+from catalog.models import LanguageModel
+from catalog.views import cached_page
 from probes import presenters
+from probes.models import ProbeTarget
 from probes.selectors import dashboards
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
+from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
+
+# The metrics drawn over time on the dashboards: (summary key, label, unit).
+HISTORY_CHARTS = (("output_speed_tps", "Output speed", "tok/s"), ("ttft_ms", "Time to first token", "ms"))
+
+# Pages that show catalog facts beside measured summaries are rebuilt when either changes. /providers/ and
+# /engines/ stay uncached: they say whether each target's key variable is set in this process's environment.
+PAGE_SCOPES = ("catalog", "probes")
 
 
 def _admin_targets_url() -> str | None:
@@ -28,7 +39,9 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
         "metrics": presenters.HEADLINE_METRICS,
         "all_metrics": presenters.METRICS,
         "outcome_legend": presenters.outcome_legend(),
-        "admin_targets_url": _admin_targets_url(),
+        "comparisons": model_comparisons(providers=audience == PROVIDERS),
+        "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],
+        "history_charts": HISTORY_CHARTS,
     }
     return render(request, template, context)
 
@@ -44,6 +57,22 @@ def engines_dashboard(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@cached_page(scopes=PAGE_SCOPES)
+def model_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "probes/model_list.html", {"rows": model_list()})
+
+
+@require_safe
+@cached_page(scopes=PAGE_SCOPES)
+def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        comparison = model_comparison_get(slug=slug)
+    except LanguageModel.DoesNotExist:
+        raise Http404(f"No model with the slug {slug!r}.") from None
+    return render(request, "probes/model_detail.html", {"comparison": comparison})
+
+
+@require_safe
 def methodology(request: HttpRequest) -> HttpResponse:
     context = {
         "freshness": freshness_report(),
@@ -55,5 +84,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "checks": presenters.compat_check_descriptions(),
         "stale_single_hours": int(presenters.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
         "stale_parallel_hours": int(presenters.STALE_AFTER_PARALLEL.total_seconds() // 3600),
+        "targets": list(ProbeTarget.objects.select_related("tool").order_by("tool__kind", "name")),
+        "admin_targets_url": _admin_targets_url(),
     }
     return render(request, "probes/methodology.html", context)

@@ -69,8 +69,8 @@ def test_format_usd_keeps_stated_precision():
 @pytest.mark.parametrize("count", [5, 50])
 def test_tool_page_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
-    # fingerprint, the tool, 7 prefetches, 3 for the tool's measured targets
-    with django_assert_num_queries(12):
+    # fingerprint, the tool, 9 prefetches (with its models and reported figures), 3 for its measured targets
+    with django_assert_num_queries(14):
         response = client.get(reverse("catalog:tool_detail", args=["grown-1"]))
     assert response.status_code == 200
 
@@ -79,7 +79,8 @@ def test_tool_with_nothing_recorded_renders_empty_states(client):
     ToolFactory(slug="bare", name="Bare", licence=None, verdict="", ideal_for="", last_verified=None)
     html = client.get(reverse("catalog:tool_detail", args=["bare"])).content.decode()
     for empty in ("No prices are recorded", "No hardware support is recorded", "No quantization formats",
-                  "No API surfaces", "No features are recorded", "No sources are recorded", "Not recorded"):
+                  "No API surfaces", "No features are recorded", "No sources are recorded", "Not recorded",
+                  "The catalog does not record which models"):
         assert empty in html
 
 
@@ -92,7 +93,7 @@ def test_tool_page_shows_measured_targets_with_constant_queries(client, django_a
     for index in range(targets):
         target = ProbeTargetFactory(slug=f"measured-{index}", name=f"Measured target {index}", tool=tool)
         MeasurementSummaryFactory(target=target, workload="in-100")
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(14):
         html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
     assert f"Measured target {targets - 1}" in html
     assert "121" in html  # the 72-hour median TTFT of the summary, in ms
