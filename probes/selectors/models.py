@@ -176,8 +176,17 @@ class ModelComparison:
         return self.chart_rows()
 
     @property
-    def first_token_rows(self) -> list[OfferingRow]:
-        return [row for row in self.rows if row.first_token is not None]
+    def first_token_chart(self) -> tuple[MetricDefinition, list[tuple[OfferingRow, Figure]]] | None:
+        """The bars of the first-token chart: one metric for every bar (time to first token, or to the first
+        answer token, whichever more tools have), so no bar compares one with the other."""
+        candidates = []
+        for key in ("ttft_ms", "ttfat_ms"):
+            bars = [(row, figure) for row in self.rows if (figure := row.best(key)) is not None]
+            candidates.append((len(bars), key == "ttft_ms", key, bars))
+        count, _, key, bars = max(candidates)
+        if not count:
+            return None
+        return METRIC_BY_KEY[key], sorted(bars, key=lambda bar: bar[1].value)
 
     @property
     def reported_figures(self) -> list[ReportedFigure]:
