@@ -220,11 +220,11 @@ def model_comparisons(
     """Comparisons of the models named by `slugs` (all by default): only hosted providers' rows with
     `providers=True`, only the other tools' (engines, apps) with False, both with None.
 
-    Models without such a row are left out unless `keep_empty`. Seven queries whatever the
+    Models without such a row are left out unless `keep_empty`. Eight queries whatever the
     row counts.
     """
     models = list(_models(slugs))
-    offerings = ModelOffering.objects.filter(model__in=models).select_related("tool", "source", "tool__licence")
+    offerings = ModelOffering.objects.filter(model__in=models).select_related("tool", "model", "source", "tool__licence")
     if providers is True:
         offerings = offerings.filter(tool__kind=Tool.Kind.PROVIDER)
     elif providers is False:
@@ -249,7 +249,7 @@ def model_comparisons(
 
     reported: dict[tuple[int, int], list[ReportedFigure]] = defaultdict(list)
     for figure in ReportedFigure.objects.filter(tool_id__in=tool_ids, model_id__in=model_ids).select_related(
-        "hardware"
+        "tool", "model", "hardware"
     ).order_by("-observed_on", "position", "pk"):
         reported[(figure.tool_id, figure.model_id)].append(figure)
 
