@@ -16,9 +16,15 @@ from probes.selectors.models import model_comparison_get, model_comparisons, mod
 # The metrics drawn over time on the dashboards: (summary key, label, unit).
 HISTORY_CHARTS = (("output_speed_tps", "Output speed", "tok/s"), ("ttft_ms", "Time to first token", "ms"))
 
-# Pages that show catalog facts beside measured summaries are rebuilt when either changes. /providers/ and
-# /engines/ stay uncached: they say whether each target's key variable is set in this process's environment.
+# Pages that show catalog facts beside measured summaries are rebuilt when either changes.
 PAGE_SCOPES = ("catalog", "probes")
+
+
+def _configured_targets() -> list[str]:
+    """The enabled targets whose key variable this process sees set: /providers/ and /engines/ say which are
+    not configured, so processes with different environments must not share a cached copy."""
+    targets = ProbeTarget.objects.filter(enabled=True).only("slug", "api_key_env").order_by("slug")
+    return [target.slug for target in targets if target.is_configured]
 
 
 def _admin_targets_url() -> str | None:
@@ -47,11 +53,13 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
 
 
 @require_safe
+@cached_page(scopes=PAGE_SCOPES, vary=_configured_targets)
 def providers_dashboard(request: HttpRequest) -> HttpResponse:
     return _dashboard(request, audience=PROVIDERS, template="probes/providers.html")
 
 
 @require_safe
+@cached_page(scopes=PAGE_SCOPES, vary=_configured_targets)
 def engines_dashboard(request: HttpRequest) -> HttpResponse:
     return _dashboard(request, audience=ENGINES, template="probes/engines.html")
 
@@ -69,7 +77,7 @@ def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
         comparison = model_comparison_get(slug=slug)
     except LanguageModel.DoesNotExist:
         raise Http404(f"No model with the slug {slug!r}.") from None
-    return render(request, "probes/model_detail.html", {"comparison": comparison})
+    return render(request, "probes/model_detail.html", {"comparison": comparison, "comparison_list": [comparison]})
 
 
 @require_safe

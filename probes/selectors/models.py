@@ -192,6 +192,19 @@ class ModelComparison:
     def reported_figures(self) -> list[ReportedFigure]:
         return [figure for row in self.rows for figure in row.reported]
 
+    @property
+    def cited(self) -> list[tuple[str, str]]:
+        """(title, url) of every page the comparison cites: the model card, each price's source and each
+        reported figure's page, once each, in that order."""
+        cited: dict[str, str] = {}
+        sources = [self.model.source, *(row.price.source for row in self.rows if row.price), *(
+            row.offering.source for row in self.rows)]
+        for source in sources:
+            cited.setdefault(source.url or source.title, source.title)
+        for figure in self.reported_figures:
+            cited.setdefault(figure.url, f"{figure.publisher}: {figure.get_metric_display().lower()} figures")
+        return [(title, key if key.startswith("http") else "") for key, title in cited.items()]
+
 
 def _models(slugs: Iterable[str] | None) -> QuerySet[LanguageModel]:
     queryset = LanguageModel.objects.select_related("licence", "source")

@@ -215,8 +215,8 @@ def _grow(count: int) -> None:
         ("probes:model-detail", ("grown-model",), 8),
         ("api:model-list", (), 8),
         ("api:model-detail", ("grown-model",), 8),
-        # The same eight, then the measured dashboard's own seven.
-        ("probes:providers", (), 15),
+        # The same eight, then the measured dashboard's own five.
+        ("probes:providers", (), 13),
     ],
 )
 def test_model_pages_and_endpoints_query_count_is_constant(client, django_assert_num_queries, count, name, args,
@@ -226,3 +226,20 @@ def test_model_pages_and_endpoints_query_count_is_constant(client, django_assert
     with django_assert_num_queries(queries):
         response = client.get(reverse(name, args=args))
     assert response.status_code == 200
+
+
+def test_cached_providers_page_varies_with_the_key_variables_this_process_sees(client, settings, monkeypatch):
+    settings.READ_CACHE_SECONDS = 300
+    monkeypatch.delenv("ATLAS_VARY_API_KEY", raising=False)
+    tool = factories.ToolFactory(slug="groq", name="Groq", kind=Tool.Kind.PROVIDER)
+    factories.ProbeTargetFactory(slug="groq-vary", name="Groq vary", tool=tool, api_key_env="ATLAS_VARY_API_KEY")
+
+    unset = client.get(reverse("probes:providers"))
+    again = client.get(reverse("probes:providers"))
+    monkeypatch.setenv("ATLAS_VARY_API_KEY", "sk-value-never-shown")
+    configured = client.get(reverse("probes:providers"))
+
+    assert (unset["X-Page-Cache"], again["X-Page-Cache"], configured["X-Page-Cache"]) == ("miss", "hit", "miss")
+    assert 'data-not-configured="groq-vary"' in again.content.decode()
+    assert 'data-not-configured="groq-vary"' not in configured.content.decode()
+    assert "sk-value-never-shown" not in configured.content.decode()
