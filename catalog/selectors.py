@@ -173,6 +173,19 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
         ),
         Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature", "source")),
         Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
+        "sources",
+    )
+
+
+def tool_get(*, slug: str, details: bool = True) -> Tool:
+    """One tool, by default with everything its page shows (with the models it serves and the figures others
+    reported about it); `details=False` for the bare row a write needs.
+
+    Raises Tool.DoesNotExist.
+    """
+    if not details:
+        return Tool.objects.get(slug=slug)
+    return _with_details(Tool.objects.all()).prefetch_related(
         Prefetch("model_offerings", queryset=ModelOffering.objects.select_related("model", "source")),
         Prefetch(
             "reported_figures",
@@ -180,16 +193,7 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
                 "-observed_on", "position", "pk"
             ),
         ),
-        "sources",
-    )
-
-
-def tool_get(*, slug: str, details: bool = True) -> Tool:
-    """One tool, by default with everything its page shows; `details=False` for the bare row a write needs.
-
-    Raises Tool.DoesNotExist.
-    """
-    return (_with_details(Tool.objects.all()) if details else Tool.objects).get(slug=slug)
+    ).get(slug=slug)
 
 
 # --- Prices and sources ----------------------------------------------------------------------
