@@ -1,6 +1,5 @@
 import datetime as dt
 import html
-import json
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
