@@ -140,9 +140,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             "URL and a fingerprint of the data shown (one query over the catalog tables, asked on every "
             "request; see docs/site.md). The *cold render* rows add a unique `cold=N` parameter to every "
             "request, so each one misses the cache and runs the selectors and templates: that is the cost of "
-            "the first view after any catalog edit. The 3x target applies to the pages as served. `/providers/` "
-            "also asks which probe targets' key variables the serving process sees set (its cache entry varies "
-            "with them), so a cached copy costs two queries.",
+            "the first view after any catalog edit. The 3x target applies to the pages as served. The "
+            "`/providers/` entry also varies with the names of the key variables set in the serving process.",
             "",
             f"Latency: {args.requests} requests per endpoint, one at a time, the endpoints shuffled in every round. "
             f"Throughput: {args.rounds} rounds of a {args.burst}-request burst per endpoint with "

@@ -163,17 +163,9 @@ class ModelComparison:
         return self.model.slug == REFERENCE_MODEL_SLUG
 
     @property
-    def has_measurements(self) -> bool:
-        return any(row.measured for row in self.rows)
-
-    def chart_rows(self, rows: Iterable[OfferingRow] | None = None) -> list[OfferingRow]:
-        """Rows with both a blended price and an output speed: the points of the speed-against-price chart."""
-        return [row for row in (self.providers if rows is None else rows)
-                if row.blended_usd is not None and row.output_speed is not None]
-
-    @property
     def speed_price_points(self) -> list[OfferingRow]:
-        return self.chart_rows()
+        """Providers with both a blended price and an output speed: the points of the speed-against-price chart."""
+        return [row for row in self.providers if row.blended_usd is not None and row.output_speed is not None]
 
     @property
     def first_token_chart(self) -> tuple[MetricDefinition, list[tuple[OfferingRow, Figure]]] | None:
@@ -202,7 +194,7 @@ class ModelComparison:
         for source in sources:
             cited.setdefault(source.url or source.title, source.title)
         for figure in self.reported_figures:
-            cited.setdefault(figure.url, f"{figure.publisher}: {figure.get_metric_display().lower()} figures")
+            cited.setdefault(figure.url, f"{figure.publisher}: reported figures")
         return [(title, key if key.startswith("http") else "") for key, title in cited.items()]
 
 
