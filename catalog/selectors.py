@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce, Lower
 from catalog.models import (
     Caveat,
     HardwareSupport,
+    ModelOffering,
     PriceItem,
     ReportedFigure,
     Source,
@@ -196,11 +197,22 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
 
 
 def tool_get(*, slug: str, details: bool = True) -> Tool:
-    """One tool, by default with everything its page shows; `details=False` for the bare row a write needs.
+    """One tool, by default with everything its page shows (with the models it serves and the figures others
+    reported about it); `details=False` for the bare row a write needs.
 
     Raises Tool.DoesNotExist.
     """
-    return (_with_details(Tool.objects.all()) if details else Tool.objects).get(slug=slug)
+    if not details:
+        return Tool.objects.get(slug=slug)
+    return _with_details(Tool.objects.all()).prefetch_related(
+        Prefetch("model_offerings", queryset=ModelOffering.objects.select_related("model", "source")),
+        Prefetch(
+            "reported_figures",
+            queryset=ReportedFigure.objects.select_related("tool", "model", "hardware").order_by(
+                "-observed_on", "position", "pk"
+            ),
+        ),
+    ).get(slug=slug)
 
 
 # --- Prices and sources ----------------------------------------------------------------------

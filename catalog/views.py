@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
@@ -46,10 +46,13 @@ GUIDE_SOURCE_KEYS = (
 CACHEABLE_STATUSES = (200, 400)
 
 
-def cached_page(*, scopes: tuple[str, ...]) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+def cached_page(
+    *, scopes: tuple[str, ...], vary: Callable[[], Sequence[str]] | None = None
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Serve the page from the shared read cache (core.cache) while the data of `scopes` is unchanged.
 
-    The pages show nothing user-specific, so the URL and the data fingerprint identify the HTML.
+    The pages show nothing user-specific, so the URL and the data fingerprint identify the HTML, with what
+    `vary()` returns when the page also depends on the serving process (see core.cache.cached_read).
     """
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -67,7 +70,8 @@ def cached_page(*, scopes: tuple[str, ...]) -> Callable[[Callable[..., HttpRespo
                 return rendered[0].status_code, rendered[0].content
 
             (status, body), _ = cached_read(
-                request=request, scopes=scopes, build=build, keep=lambda page: page[0] in CACHEABLE_STATUSES
+                request=request, scopes=scopes, build=build, keep=lambda page: page[0] in CACHEABLE_STATUSES,
+                vary=vary() if vary else (),
             )
             if rendered:
                 response = rendered[0]

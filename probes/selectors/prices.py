@@ -41,7 +41,7 @@ class PriceQuote:
         return usd_text(self.output_usd)
 
 
-def _model_key(text: str) -> str:
+def model_key(text: str) -> str:
     last_segment = text.strip().rstrip("/").rsplit("/", 1)[-1]
     return re.sub(r"[^a-z0-9]", "", last_segment.lower())
 
@@ -52,7 +52,7 @@ def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote 
     Model ids carry provider prefixes ('accounts/fireworks/models/gpt-oss-120b', 'openai/gpt-oss-120b') that price
     lists do not, so both sides are compared by their last path segment with punctuation removed.
     """
-    wanted = _model_key(target.model_id)
+    wanted = model_key(target.model_id)
     if not wanted:
         return None
     candidates = [
@@ -63,7 +63,7 @@ def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote 
         and price.output_usd_per_mtok is not None
     ]
     # Only the same model: a near name ("llama-3-70b" inside "llama-3-70b-versatile") may be priced differently.
-    exact = [price for price in candidates if _model_key(price.item) == wanted]
+    exact = [price for price in candidates if model_key(price.item) == wanted]
     if not exact:
         return None
     exact.sort(key=lambda price: (price.tier != PriceItem.Tier.ON_DEMAND, price.position, price.pk))
