@@ -170,7 +170,7 @@ class SweepImportForm(forms.Form):
     hardware = forms.ModelChoiceField(queryset=HardwareSpec.objects.all(), required=False)
     hardware_count = forms.IntegerField(min_value=1, max_value=4096, initial=1)
     hourly_price_usd = forms.DecimalField(
-        min_value=0, max_digits=10, decimal_places=4, required=False,
+        label="Hourly price (USD)", min_value=0, max_digits=10, decimal_places=4, required=False,
         help_text="What the hardware costs per hour: gives the cost per 1M output tokens at each level.",
     )
     flags = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=4000)

@@ -268,7 +268,9 @@ def _parse_vllm(documents: list) -> ParsedResults:
         source_tool="vllm-bench-serve",
         levels=levels,
         card=card,
-        workload=_workload(str(card.get("label") or card.get("backend") or "vllm bench serve"), inputs, outputs, basis),
+        workload=_workload(
+            f"vLLM bench serve {card.get('label') or card.get('backend') or ''}".strip(), inputs, outputs, basis
+        ),
         plan={"levels": [level["level"] for level in levels]},
     )
 
