@@ -168,11 +168,11 @@ def fmt(value, digits=2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def render(rows: list[dict], tools: list[str], versions: dict, notes: list[str], seconds: float) -> str:
+def render(rows: list[dict], tools: list[str], versions: dict, notes: list[str], seconds: float, setting: str) -> str:
     lines = [
         "# Sweep accuracy: the lab's sweep, GuideLLM and AIPerf against the simulator's record",
         "",
-        machine(),
+        setting,
         f"- tools: Inference Atlas sweep client ({', '.join(f'{t} {versions[t]}' for t in tools if t != 'atlas')})"
         if len(tools) > 1 else "- tools: Inference Atlas sweep client only",
         f"- workload: {INPUT_TOKENS} input and {OUTPUT_TOKENS} output tokens per request, closed loop, "
@@ -287,6 +287,7 @@ def main() -> None:
         except (subprocess.CalledProcessError, OSError) as error:
             notes.append(f"- {tool} could not be installed here ({error}); its columns are empty.")
             tools.remove(tool)
+    setting = machine()
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as folder, start_simulator("openai", engine=ENGINE, schedule=SCHEDULE) as sim:
@@ -306,7 +307,7 @@ def main() -> None:
             print(f"level {level}: " + ", ".join(
                 f"{tool} p99 err {error['ttft_p99']:.3f} ms" for tool, error in row["errors"].items()
             ), file=sys.stderr, flush=True)
-    report = render(rows, tools, versions, notes, time.perf_counter() - started)
+    report = render(rows, tools, versions, notes, time.perf_counter() - started, setting)
     print(report)
     if not args.no_write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
