@@ -108,7 +108,22 @@ class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
         return f"{url}?format=csv"
 
 
-class SweepStartInputSerializer(serializers.Serializer):
+class BenchmarkCardInputSerializer(serializers.Serializer):
+    """What the operator states on a run's benchmark card: the hardware, its price and the engine flags."""
+
+    hardware = SlugLookupField(
+        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
+        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
+    )
+    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
+    hourly_price_usd = serializers.DecimalField(
+        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
+        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
+    )
+    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+
+
+class SweepStartInputSerializer(BenchmarkCardInputSerializer):
     target = SlugLookupField(
         slug_field="slug", queryset=ProbeTarget.objects.select_related("tool"),
         error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
@@ -125,16 +140,6 @@ class SweepStartInputSerializer(serializers.Serializer):
         required=False, max_length=16 * 1024 * 1024, trim_whitespace=False,
         help_text="Your traffic's lengths: one JSON object per line with input_tokens and output_tokens.",
     )
-    hardware = SlugLookupField(
-        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
-        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
-    )
-    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
-    hourly_price_usd = serializers.DecimalField(
-        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
-        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
-    )
-    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = [name for name in ("workload", "preset", "workload_jsonl") if name in attrs]
@@ -303,7 +308,7 @@ class SweepRunResumeApi(_RunAction):
         return super().post(request, pk)
 
 
-class SweepImportInputSerializer(serializers.Serializer):
+class SweepImportInputSerializer(BenchmarkCardInputSerializer):
     file = serializers.FileField(
         help_text="The tool's result file as it wrote it: vLLM bench serve --save-result JSON (or JSONL with "
         "--append-result), GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json.",
@@ -320,16 +325,6 @@ class SweepImportInputSerializer(serializers.Serializer):
         help_text="The engine that was measured (the target's when a target is given).",
         error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
     )
-    hardware = SlugLookupField(
-        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
-        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
-    )
-    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
-    hourly_price_usd = serializers.DecimalField(
-        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
-        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
-    )
-    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
 
     def validate_file(self, upload):
         if upload.size > MAX_RESULT_BYTES:
