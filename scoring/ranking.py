@@ -674,7 +674,7 @@ def _reported_evidence(catalog: CatalogData, slugs: list[str], model: str | None
             parts.append(f"output speed {figure.output_speed_tps:g} tokens/s")
         if figure.ttft_ms:
             parts.append(f"time to first token {figure.ttft_ms:g} ms")
-        workload = f", workload {figure.workload}" if figure.workload else ""
+        workload = f", workload {figure.workload.rstrip('.')}" if figure.workload else ""
         concurrency = f", concurrency {figure.concurrency}" if figure.concurrency else ""
         evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, figure.ttft_ms, (Reason(
             f"Reported by {figure.publisher} on {figure.observed_on} for {model}: {', '.join(parts)}"
@@ -754,7 +754,8 @@ def _rank_providers(
             if mine.ttft_ms and quickest:
                 ttft_part = quickest / mine.ttft_ms
         else:
-            reasons.append(Reason(missing, "measurement:none", MEASURED))
+            # Only the measured tier speaks for this site's probes; a missing reported or documented figure does not.
+            reasons.append(Reason(missing, "measurement:none", MEASURED if tier == EVIDENCE_MEASURED else None))
         if price and cheapest:
             price_part = cheapest / price.blended if price.blended > 0 else 1.0
             reasons.append(Reason(

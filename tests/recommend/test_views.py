@@ -375,6 +375,10 @@ def test_wizard_says_a_fresh_catalogs_providers_are_ranked_on_a_named_publishers
     assert line.startswith(f"reported: Hosted providers ranked on figures reported by {publisher} (observed ")
     assert observed in line and line.endswith("; not measured by this site.")
     assert page.index('class="reco-answer"') < page.index('class="reco-evidence"') < page.index("<form")
+    unranked = [reason for item in response.context["result"]["results"] for reason in item["reasons"]
+                if reason["rule"] == "measurement:none"]
+    assert unranked and all(reason["source"] is None for reason in unranked), "no probe is cited for a missing figure"
+    assert ".. Not measured" not in page
 
 
 def test_wizard_says_providers_are_ranked_on_this_sites_measurements_once_a_summary_exists(client, loaded_catalog):
