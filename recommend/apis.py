@@ -102,6 +102,9 @@ class RecommendationSerializer(serializers.Serializer):
         help_text="What ranked the hosted providers' speed: this site's measurements, figures reported by a named "
         "publisher, or documented facts (one tier per answer, never mixed).",
     )
+    provider_evidence_note = serializers.CharField(
+        allow_null=True, help_text="The same in one sentence, naming the publisher and dates of reported figures.",
+    )
     switch_when = SwitchOptionSerializer(
         many=True, help_text="Other picks and the single changed answer that would make each the first.",
     )

@@ -6,7 +6,14 @@ from dataclasses import asdict
 from recommend.selectors import SourceLabel, recommendation_source_keys, sources_for
 from scoring.breakeven import GpuCost, ProviderCost, Workload, break_even_tokens_per_day
 from scoring.fit import FitInput, FitResult
-from scoring.ranking import ExcludedTool, Reason, Recommendation
+from scoring.ranking import (
+    EVIDENCE_DOCUMENTED,
+    EVIDENCE_MEASURED,
+    EVIDENCE_REPORTED,
+    ExcludedTool,
+    Reason,
+    Recommendation,
+)
 
 
 def _source(labels: dict[str, SourceLabel], key: str | None) -> dict | None:
@@ -39,6 +46,27 @@ def _excluded(labels, item: ExcludedTool) -> dict:
     }
 
 
+def provider_evidence_note(recommendation: Recommendation) -> str | None:
+    """One plain line naming what ranked the hosted providers, built from the reasons the ranking gave."""
+    tier = recommendation.provider_evidence
+    if tier == EVIDENCE_MEASURED:
+        return "Hosted providers ranked on this site's own measurements: 72-hour medians of its probe runs."
+    if tier == EVIDENCE_REPORTED:
+        externals = [reason.external for item in recommendation.results for reason in item.reasons
+                     if reason.rule == "reported:speed" and reason.external]
+        if not externals:
+            return None
+        publisher = externals[0].title
+        dates = sorted({external.observed_on for external in externals})
+        observed = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+        return (f"Hosted providers ranked on figures reported by {publisher} (observed {observed}); "
+                "not measured by this site.")
+    if tier == EVIDENCE_DOCUMENTED:
+        return ("Hosted providers ranked on documented facts only: no measurement by this site and no "
+                "reported figure covers them.")
+    return None
+
+
 def recommendation_as_dict(recommendation: Recommendation) -> dict:
     labels = sources_for(keys=recommendation_source_keys(recommendation))
     return {
@@ -61,6 +89,7 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
         ],
         "reference_model": recommendation.reference_model,
         "provider_evidence": recommendation.provider_evidence,
+        "provider_evidence_note": provider_evidence_note(recommendation),
         "switch_when": [asdict(option) for option in recommendation.switch_when],
     }
 

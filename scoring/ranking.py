@@ -754,7 +754,8 @@ def _rank_providers(
             if mine.ttft_ms and quickest:
                 ttft_part = quickest / mine.ttft_ms
         else:
-            reasons.append(Reason(missing, "measurement:none", MEASURED))
+            # Only the measured tier speaks for this site's probes; a missing reported or documented figure does not.
+            reasons.append(Reason(missing, "measurement:none", MEASURED if tier == EVIDENCE_MEASURED else None))
         if price and cheapest:
             price_part = cheapest / price.blended if price.blended > 0 else 1.0
             reasons.append(Reason(

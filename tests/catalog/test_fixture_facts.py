@@ -246,9 +246,12 @@ def test_documented_api_gaps_are_attached_with_public_sources():
     groq, cerebras, together = gaps("groq"), gaps("cerebras"), gaps("together-ai")
 
     assert "logprobs" in groq.gaps and "logit_bias" in groq.gaps and "rejected" in groq.gaps
-    assert "n is limited to 1" in cerebras.gaps
-    assert "tools cannot be combined with a response schema" in cerebras.gaps
-    assert "namespaced" in together.gaps
+    assert "developer-level instruction" in cerebras.gaps
+    assert "n is limited" not in cerebras.gaps and "response schema" not in cerebras.gaps
+    assert cerebras.checks == {}
+    assert "<provider>/<model_name>" in together.gaps
+    assert "tool" not in together.gaps
+    assert "usage" not in gaps("fireworks-ai").gaps.lower()
     assert "extra fields are forbidden" in gaps("tensorrt-llm").gaps
     assert "flat object" in gaps("sglang").gaps
     for surface in (groq, cerebras, together, gaps("fireworks-ai")):
@@ -338,7 +341,6 @@ def test_seed_sources_have_no_url_and_public_sources_do():
     [
         ("fireworks-ai", "tool-calling", "fireworks-docs-responses-api"),
         ("fireworks-ai", "structured-output", "fireworks-docs-structured-outputs"),
-        ("cerebras", "tool-calling", "cerebras-docs-openai"),
         ("cerebras", "structured-output", "cerebras-docs-structured-outputs"),
         ("ollama", "tool-calling", "ollama-openai-compatibility"),
         ("ollama", "structured-output", "ollama-blog-structured-outputs"),

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from tests.factories import CompatStatusFactory, HardwareSpecFactory, SourceFactory, ToolFactory
+from catalog.models import Tool
+
+from tests.factories import CompatStatusFactory, HardwareSpecFactory, MeasurementSummaryFactory, SourceFactory, ToolFactory
 from tests.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
 
 pytestmark = pytest.mark.django_db
@@ -343,3 +346,49 @@ def test_fit_70b_on_a_4090_shows_no_ceiling_and_what_would_fit(client, db):
     assert "<strong>2 devices</strong>" in page
     assert "llama.cpp CPU+GPU offload" in page and "slower than if every layer were on the GPU" in page
     assert "GiB" in page and " GB of" not in page
+
+
+
+HOSTED_LATENCY = {"hardware": "none", "hosted_ok": "on", "optimize_for": "latency"}
+
+
+def evidence_line(page: str) -> str:
+    match = re.search(r'<p class="reco-evidence" data-evidence="(\w+)">([^<]+)</p>', page)
+    assert match, "the answer names the evidence that ranked the providers"
+    return f"{match[1]}: {unescape(match[2])}"
+
+
+def speed_reasons(result: dict, rule: str) -> list[str]:
+    return [reason["text"] for item in result["results"] for reason in item["reasons"] if reason["rule"] == rule]
+
+
+def test_wizard_says_a_fresh_catalogs_providers_are_ranked_on_a_named_publishers_reported_figures(
+    client, loaded_catalog,
+):
+    response = client.get(reverse("recommend:wizard"), HOSTED_LATENCY)
+
+    page = html(response)
+    reported = speed_reasons(response.context["result"], "reported:speed")
+    assert reported, "a fresh catalog ranks providers on reported figures"
+    publisher, observed = re.match(r"Reported by (.+?) on (\d{4}-\d\d-\d\d) for ", reported[0]).groups()
+    line = evidence_line(page)
+    assert line.startswith(f"reported: Hosted providers ranked on figures reported by {publisher} (observed ")
+    assert observed in line and line.endswith("; not measured by this site.")
+    assert page.index('class="reco-answer"') < page.index('class="reco-evidence"') < page.index("<form")
+    unranked = [reason for item in response.context["result"]["results"] for reason in item["reasons"]
+                if reason["rule"] == "measurement:none"]
+    assert unranked and all(reason["source"] is None for reason in unranked), "no probe is cited for a missing figure"
+    assert ".. Not measured" not in page
+
+
+def test_wizard_says_providers_are_ranked_on_this_sites_measurements_once_a_summary_exists(client, loaded_catalog):
+    MeasurementSummaryFactory(target__tool=Tool.objects.get(slug="groq"), target__slug="groq-gpt-oss-120b",
+                              target__model_id="openai/gpt-oss-120b")
+
+    response = client.get(reverse("recommend:wizard"), HOSTED_LATENCY)
+
+    assert evidence_line(html(response)) == (
+        "measured: Hosted providers ranked on this site's own measurements: 72-hour medians of its probe runs."
+    )
+    assert speed_reasons(response.context["result"], "measurement:output_speed_tps")
+    assert not speed_reasons(response.context["result"], "reported:speed")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from scoring import profile as choices
 from scoring.profile import Profile
-from scoring.ranking import CatalogData, CompatInfo, PriceInfo, SpeedInfo, ToolInfo, recommend
+from scoring.ranking import EVIDENCE_MEASURED, CatalogData, CompatInfo, PriceInfo, SpeedInfo, ToolInfo, recommend
 from scoring.rules import HARDWARE_TARGETS
 
 profiles = st.builds(
@@ -79,7 +79,10 @@ def test_every_reason_names_its_rule_and_source(catalog, profile):
         assert item.reasons, item.tool
         for reason in item.reasons:
             assert reason.rule and reason.text
-            if not reason.rule.startswith(("constraint:", "price:none")):
+            if reason.rule == "measurement:none":
+                # A missing figure cites this site's probes only where probes ranked the providers.
+                assert (reason.source_key is not None) == (result.provider_evidence == EVIDENCE_MEASURED)
+            elif not reason.rule.startswith(("constraint:", "price:none")):
                 assert reason.source_key, (item.tool, reason.rule)
     for warning in result.warnings:
         assert warning.citation.source_key.startswith("seed-")

@@ -97,7 +97,8 @@ def _cerebras(profile: Profile, body: dict) -> Rejection | None:
             return 400, _error(
                 "Streaming is not supported for reasoning models with tools or JSON mode", param="stream"
             )
-        # Issue #3: tools together with a JSON schema on gpt-oss-120b is rejected (cf. C4, 3rd-party).
+        # Issue #3 and seed 002: tools together with a JSON schema on gpt-oss-120b is rejected; Cerebras'
+        # own pages (C1) do not state it, so it stays UNCONFIRMED (cf. C4, 3rd-party).
         if body.get("tools") and body.get("response_format"):
             return 400, _error(
                 "Tools and response_format cannot be used together for this model", param="response_format"
@@ -189,7 +190,9 @@ PROFILES: dict[str, Profile] = {
         models=("accounts/fireworks/models/gpt-oss-120b", "accounts/fireworks/models/llama-v3p1-8b-instruct"),  # F5, F6
         reasoning_models=("accounts/fireworks/models/gpt-oss-120b",),
         reasoning_field="reasoning_content",  # F4
-        usage_mode="finish_chunk",  # F1, F6: usage in the chunk with finish_reason, always
+        # F6 (recording): usage in the chunk with finish_reason, without stream_options; the stored copy of
+        # F1 does not state it.
+        usage_mode="finish_chunk",
         done_sentinel=True,  # UNCONFIRMED (F); kept as OpenAI does
         id_prefix="",  # F6: bare UUID chunk ids
         extra_headers={  # F2 (tokens per second)

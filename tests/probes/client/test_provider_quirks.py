@@ -26,10 +26,10 @@ EXPECTED = {
     "cerebras": (
         {
             "logit_bias": ("rejected", "C4 (3rd-party)"),
-            "n": ("rejected", "issue"),
+            "n": ("rejected", "issue (UNCONFIRMED)"),
             "tool_choice_required": ("rejected", "C4 (3rd-party)"),
             "parallel_tool_calls": ("rejected", "C4 (3rd-party)"),
-            "tools_with_json_schema": ("rejected", "issue, cf. C4"),
+            "tools_with_json_schema": ("rejected", "issue, seed 002 (UNCONFIRMED), cf. C4"),
             "streaming_tool_calls": ("rejected", "C4 (3rd-party; gpt-oss-120b only, contradicted for qwen by C6)"),
         },
         "C",
