@@ -15,6 +15,9 @@ SCHEDULE = {"ttft_ms": FIRST_TOKEN_MS, "itl_ms": DECODE_ITL_MS, "reasoning_token
 # The simulator shares two cores with everything else: its own timers can run late. Measured figures are held
 # to what the simulator really did (its recorded stamps) tightly, and that to the nominal schedule loosely.
 MEASURED_VS_TRUTH_MS = 2.0
+# A client not scheduled for longer than one inter-token gap reads two merged packets and stamps the first token
+# with the second's arrival: a single sample may be one gap late on a loaded machine, never the typical one.
+ONE_SAMPLE_SLACK_MS = DECODE_ITL_MS + MEASURED_VS_TRUTH_MS
 TRUTH_VS_SCHEDULE_MS = 10.0
 
 
@@ -28,6 +31,12 @@ def true_ttft_ms(sample, truth: dict) -> float:
     return (truth[sample.request_id]["timeline"]["first_token_ns"] - sample.sent_ns) / 1e6
 
 
+def assert_ttft_matches_truth(samples, truth: dict) -> None:
+    errors = [abs(sample.ttft_ms - true_ttft_ms(sample, truth)) for sample in samples]
+    assert statistics.median(errors) <= MEASURED_VS_TRUTH_MS, errors
+    assert max(errors) <= ONE_SAMPLE_SLACK_MS, errors
+
+
 def nominal_ttft_ms(request: dict) -> float:
     return (request["timeline"]["first_token_ns"] - request["recv_ns"]) / 1e6
 
@@ -39,8 +48,7 @@ def test_prefill_and_decode_rates_are_recovered_from_the_fit(simulator_factory):
     assert result.error_class == "" and result.errors == {}
     assert len(result.points) == 8
     served = truth_by_id(sim)
-    for sample in result.samples:
-        assert sample.ttft_ms == pytest.approx(true_ttft_ms(sample, served), abs=MEASURED_VS_TRUTH_MS)
+    assert_ttft_matches_truth(result.samples, served)
     truth = linear_fit([(r["timeline"]["prompt_tokens"], nominal_ttft_ms(r)) for r in sim.chat_requests[1:]])
     assert result.fit.slope == pytest.approx(truth.slope, rel=0.05)
     assert result.prefill_tps == pytest.approx(1000 / PREFILL_MS_PER_TOKEN, rel=0.15)
@@ -63,8 +71,7 @@ def test_prefix_cache_ratio_and_hit_rate_from_usage(simulator_factory):
     expected_shared = FIRST_TOKEN_MS + PREFILL_MS_PER_TOKEN * 4 * (shared[0]["prompt_tokens"] - 1024)
     expected_unique = FIRST_TOKEN_MS + PREFILL_MS_PER_TOKEN * 4 * unique_tokens
     served = truth_by_id(sim)
-    for sample in result.samples:
-        assert sample.ttft_ms == pytest.approx(true_ttft_ms(sample, served), abs=MEASURED_VS_TRUTH_MS)
+    assert_ttft_matches_truth(result.samples, served)
     requests = sim.chat_requests
     true_shared = statistics.median(nominal_ttft_ms(r) for r in requests[3::2])
     true_unique = statistics.median(nominal_ttft_ms(r) for r in requests[2::2])
@@ -112,8 +119,8 @@ def test_structured_output_overhead_and_validity(simulator_factory):
     assert plain["valid"] == schema["valid"] == tools["valid"] == 3
     served = truth_by_id(sim)
     for variant, samples in result.samples.items():
+        assert_ttft_matches_truth(samples, served)
         for sample in samples:
-            assert sample.ttft_ms == pytest.approx(true_ttft_ms(sample, served), abs=MEASURED_VS_TRUTH_MS)
             body = served[sample.request_id]["body"]
             assert bool(body.get("tools")) == (variant == "tools")
             assert bool(body.get("response_format")) == (variant == "json_schema")
