@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, IntegerField
+from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, FilteredRelation
+from django.db.models import IntegerField
 from django.db.models import OuterRef, Prefetch, Q
 from django.db.models import QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
@@ -64,15 +65,20 @@ class HeadlineGroup:
 
 
 def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
-    headline = _headline_prices()
+    # One join on the headline row rather than a subquery per column: every column of a subquery
+    # annotation (and every expression built on one) repeats the whole subquery in the SQL, which made
+    # compiling and planning it the largest cost of a catalog read.
     money = DecimalField(max_digits=10, decimal_places=4)
     blended = DecimalField(max_digits=14, decimal_places=6)
-    return queryset.annotate(
-        headline_item=Subquery(headline.values("item")[:1]),
-        headline_model_slug=Subquery(headline.values("model__slug")[:1]),
-        headline_model_name=Subquery(headline.values("model__name")[:1]),
-        headline_input_usd_per_mtok=Subquery(headline.values("input_usd_per_mtok")[:1], output_field=money),
-        headline_output_usd_per_mtok=Subquery(headline.values("output_usd_per_mtok")[:1], output_field=money),
+    headline_row = FilteredRelation(
+        "price_items", condition=Q(price_items__pk=Subquery(_headline_prices().values("pk")[:1]))
+    )
+    return queryset.annotate(headline_row=headline_row).annotate(
+        headline_item=F("headline_row__item"),
+        headline_model_slug=F("headline_row__model__slug"),
+        headline_model_name=F("headline_row__model__name"),
+        headline_input_usd_per_mtok=ExpressionWrapper(F("headline_row__input_usd_per_mtok"), output_field=money),
+        headline_output_usd_per_mtok=ExpressionWrapper(F("headline_row__output_usd_per_mtok"), output_field=money),
         headline_is_free=Case(
             When(licence__is_open_source=True, then=Value(True)),
             default=Value(False),
