@@ -29,7 +29,7 @@ from catalog.models import (
     ToolFeature,
     ToolQuantFormat,
 )
-from scoring.ranking import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
+from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
 COMPARE_MAX_TOOLS = 4

@@ -32,8 +32,8 @@ from scoring.ranking import (
     Recommendation,
     SpeedInfo,
     ToolInfo,
-    normalize_model,
 )
+from scoring.terms import normalize_model
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 

@@ -1,7 +1,6 @@
 """Which catalog price belongs to a probe target, and the blended price the provider pages show."""
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -9,10 +8,7 @@ from decimal import Decimal
 from catalog.models import PriceItem
 from probes.models import ProbeTarget
 from probes.presenters import usd_text
-
-# Blended price as secondary sources describe Artificial Analysis' convention: 3 parts input to 1 part output.
-BLEND_INPUT_WEIGHT = 3
-BLEND_OUTPUT_WEIGHT = 1
+from scoring.terms import blended_price, model_key
 
 
 @dataclass(frozen=True)
@@ -29,8 +25,7 @@ class PriceQuote:
 
     @property
     def blended_usd(self) -> Decimal:
-        weights = BLEND_INPUT_WEIGHT + BLEND_OUTPUT_WEIGHT
-        return (BLEND_INPUT_WEIGHT * self.input_usd + BLEND_OUTPUT_WEIGHT * self.output_usd) / weights
+        return blended_price(self.input_usd, self.output_usd)
 
     @property
     def input_text(self) -> str:
@@ -41,18 +36,13 @@ class PriceQuote:
         return usd_text(self.output_usd)
 
 
-def _model_key(text: str) -> str:
-    last_segment = text.strip().rstrip("/").rsplit("/", 1)[-1]
-    return re.sub(r"[^a-z0-9]", "", last_segment.lower())
-
-
 def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote | None:
     """The catalog's per-1M-token price of the target's model at the target's tool, on-demand tier first.
 
     Model ids carry provider prefixes ('accounts/fireworks/models/gpt-oss-120b', 'openai/gpt-oss-120b') that price
     lists do not, so both sides are compared by their last path segment with punctuation removed.
     """
-    wanted = _model_key(target.model_id)
+    wanted = model_key(target.model_id)
     if not wanted:
         return None
     candidates = [
@@ -63,7 +53,7 @@ def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote 
         and price.output_usd_per_mtok is not None
     ]
     # Only the same model: a near name ("llama-3-70b" inside "llama-3-70b-versatile") may be priced differently.
-    exact = [price for price in candidates if _model_key(price.item) == wanted]
+    exact = [price for price in candidates if model_key(price.item) == wanted]
     if not exact:
         return None
     exact.sort(key=lambda price: (price.tier != PriceItem.Tier.ON_DEMAND, price.position, price.pk))
