@@ -21,7 +21,6 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.reverse import reverse
 
 from catalog import selectors, services
 from catalog.extensions import tool_detail_fields
@@ -45,6 +44,7 @@ from catalog.models import (
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
+from core.urls import cached_absolute_reverse
 
 TAG_CATALOG = "catalog"
 TAG_WRITES = "catalog writes (staff)"
@@ -93,7 +93,7 @@ class HeadlinePriceField(serializers.Field):
 
 
 def _tool_url(request: Request | None, slug: str) -> str:
-    return reverse("api:tool-detail", kwargs={"slug": slug}, request=request)
+    return cached_absolute_reverse("api:tool-detail", kwargs={"slug": slug}, request=request)
 
 
 class ToolRefSerializer(serializers.Serializer):
