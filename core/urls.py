@@ -16,11 +16,13 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import translation
+from django.utils.safestring import SafeString
 from rest_framework.reverse import preserve_builtin_query_params
 from rest_framework.reverse import reverse as api_reverse
 
 MEMO_SIZE = 4096
-_MEMOISABLE = (str, int)
+# Exact types: a subclass (an enum, a bool) may turn into other text than its value's.
+_MEMOISABLE = frozenset({str, SafeString, int})
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)
@@ -40,7 +42,7 @@ def cached_reverse(
     """django.urls.reverse(), memoised; raises NoReverseMatch as reverse() does."""
     kwargs = kwargs or {}
     if not (
-        type(viewname) is str
+        type(viewname) in _MEMOISABLE
         and all(type(value) in _MEMOISABLE for value in args)
         and all(type(value) in _MEMOISABLE for value in kwargs.values())
     ):
