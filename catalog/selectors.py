@@ -13,21 +13,28 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, FilteredRelation
-from django.db.models import IntegerField
+from django.db.models import IntegerField, Model
 from django.db.models import OuterRef, Prefetch, Q
 from django.db.models import QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
 
 from catalog.models import (
+    ApiSurface,
     Caveat,
+    Feature,
+    HardwareSpec,
     HardwareSupport,
+    HardwareTarget,
     PriceItem,
+    QuantFormat,
     ReportedFigure,
     Source,
     Tool,
     ToolApiSurface,
     ToolFeature,
     ToolQuantFormat,
+    UseCase,
+    UseCaseRecommendation,
 )
 from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
@@ -220,6 +227,59 @@ def source_get(*, key: str) -> Source:
 def guide_sources(*, keys: Sequence[str]) -> list[Source]:
     """The sources among `keys` that the catalog holds, by key."""
     return list(source_list().filter(key__in=keys))
+
+
+# --- Hardware, formats, features, API surfaces, use cases ----------------------------------------
+
+
+def _tools_supporting(link: type[Model]) -> QuerySet:
+    """Links of a tool to one kind of catalog entry, with the tool, by tool name."""
+    return link.objects.select_related("tool").order_by("tool__name", "tool__slug")
+
+
+def hardware_spec_list() -> QuerySet[HardwareSpec]:
+    return HardwareSpec.objects.select_related("source", "hardware_target").order_by("position", "name", "slug")
+
+
+def hardware_target_list() -> QuerySet[HardwareTarget]:
+    """Hardware families with their device specs (`specs`) and the tools that run on them (`support`)."""
+    return HardwareTarget.objects.order_by("position", "name", "slug").prefetch_related(
+        Prefetch("specs", queryset=hardware_spec_list()),
+        Prefetch("support", queryset=_tools_supporting(HardwareSupport)),
+    )
+
+
+def quant_format_list() -> QuerySet[QuantFormat]:
+    """Quantization formats with their source and the tools that load them (`support`)."""
+    return QuantFormat.objects.select_related("source").order_by("name", "slug").prefetch_related(
+        Prefetch("support", queryset=_tools_supporting(ToolQuantFormat))
+    )
+
+
+def feature_list() -> QuerySet[Feature]:
+    """Serving features with the tools that have them (`support`)."""
+    return Feature.objects.order_by("position", "name", "slug").prefetch_related(
+        Prefetch("support", queryset=_tools_supporting(ToolFeature))
+    )
+
+
+def api_surface_list() -> QuerySet[ApiSurface]:
+    """API surfaces with the tools that speak them (`support`)."""
+    return ApiSurface.objects.order_by("name", "slug").prefetch_related(
+        Prefetch("support", queryset=_tools_supporting(ToolApiSurface))
+    )
+
+
+def use_case_list(*, group: str | None = None) -> QuerySet[UseCase]:
+    """Use cases, in the guide's order, with their ordered recommendations and sources; one group if given."""
+    use_cases = UseCase.objects.order_by("group", "position", "title", "slug").prefetch_related(
+        Prefetch(
+            "recommendations",
+            queryset=UseCaseRecommendation.objects.select_related("tool", "source").order_by("position", "id"),
+        ),
+        Prefetch("sources", queryset=Source.objects.order_by("key")),
+    )
+    return use_cases.filter(group=group) if group else use_cases
 
 
 # --- Compare ---------------------------------------------------------------------------------
