@@ -15,7 +15,6 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.conf import settings
 
 from core.formatting import format_usd
-
 from probes.client import COMPAT_CHECKS
 from probes.models import CompatOutcome, CompatStatus, ProbeTarget
 from scoring.terms import workload_input_tokens

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from scoring.profile import Profile
-from scoring.terms import blended_price, normalize_model, workload_input_tokens
 from scoring.rules import (
     COMPARISON,
     DOCUMENTED_SPEED,
@@ -31,6 +30,7 @@ from scoring.rules import (
     RecipeEntry,
     profile_warnings,
 )
+from scoring.terms import blended_price, normalize_model, workload_input_tokens
 
 MEASURED = "inference-atlas-probes"
 FAILING_OUTCOMES = frozenset({"rejected", "ignored"})

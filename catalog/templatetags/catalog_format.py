@@ -14,6 +14,8 @@ from core.formatting import format_usd
 register = template.Library()
 
 EMPTY = "—"
+
+
 def format_rating(rating: Decimal | None) -> str:
     return f"{rating:.1f}/5" if rating is not None else "Not rated"
 
