@@ -113,8 +113,17 @@ def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
 
 
 def _timestamps(relation: str = "") -> tuple[str, str]:
+    # No page or API read shows when a catalog row was created or changed; reading the two columns cost a
+    # datetime conversion per row and column (a few thousand for a catalog list ten times today's).
     prefix = f"{relation}__" if relation else ""
     return f"{prefix}created_at", f"{prefix}updated_at"
+
+
+def _without_timestamps(queryset: QuerySet, *relations: str) -> QuerySet:
+    """The rows and their select_related `relations`, without the timestamps no read shows."""
+    return queryset.select_related(*relations).defer(
+        *_timestamps(), *(name for relation in relations for name in _timestamps(relation))
+    )
 
 
 def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
@@ -124,18 +133,8 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
     """
     filters = dict(filters or {})
-    # The list shows no row's timestamps; reading them cost a datetime conversion per row and column.
-    queryset = (
-        Tool.objects.select_related("licence", "rating_source")
-        .defer(*_timestamps(), *_timestamps("licence"), *_timestamps("rating_source"))
-        .prefetch_related(
-            Prefetch(
-                "hardware_support",
-                queryset=HardwareSupport.objects.select_related("hardware").defer(
-                    *_timestamps(), *_timestamps("hardware")
-                ),
-            ),
-        )
+    queryset = _without_timestamps(Tool.objects, "licence", "rating_source").prefetch_related(
+        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware")),
     )
     if filters.get("kind"):
         queryset = queryset.filter(kind=filters["kind"])
@@ -187,25 +186,26 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
 
 
 def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
-    return _with_headline_price(queryset).select_related("licence", "rating_source").prefetch_related(
-        Prefetch("price_items", queryset=PriceItem.objects.select_related("source").order_by("position", "pk")),
-        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware", "source")),
+    return _without_timestamps(_with_headline_price(queryset), "licence", "rating_source").prefetch_related(
         Prefetch(
-            "quant_format_support",
-            queryset=ToolQuantFormat.objects.select_related("quant_format", "source"),
+            "price_items", queryset=_without_timestamps(PriceItem.objects.order_by("position", "pk"), "source")
+        ),
+        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware", "source")),
+        Prefetch(
+            "quant_format_support", queryset=_without_timestamps(ToolQuantFormat.objects, "quant_format", "source")
         ),
         Prefetch(
-            "api_surface_support",
-            queryset=ToolApiSurface.objects.select_related("api_surface", "source"),
+            "api_surface_support", queryset=_without_timestamps(ToolApiSurface.objects, "api_surface", "source")
         ),
-        Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature", "source")),
-        Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
-        "sources",
+        Prefetch("feature_support", queryset=_without_timestamps(ToolFeature.objects, "feature", "source")),
+        Prefetch("caveats", queryset=_without_timestamps(Caveat.objects, "source")),
+        Prefetch("sources", queryset=_without_timestamps(Source.objects)),
     )
 
 
 def tool_get(*, slug: str, details: bool = True) -> Tool:
-    """One tool, by default with everything its page shows; `details=False` for the bare row a write needs.
+    """One tool, by default with everything its page shows (read-only rows: timestamps are not loaded, so
+    saving one would not move its updated_at); `details=False` for the bare row a write needs.
 
     Raises Tool.DoesNotExist.
     """
