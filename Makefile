@@ -17,7 +17,14 @@ $(VENV)/.installed: $(BIN)/python requirements.txt requirements.lock
 	$(BIN)/pip install --quiet -r requirements.txt -c requirements.lock
 	touch $@
 
+# llama-cpp-python compiles llama.cpp for this CPU. Its AMX kernels segfault on the first token on
+# Sapphire-Rapids-class Xeons (ggml-org/llama.cpp#20824), so x86_64 builds leave AMX out. The engine is built
+# without pip's wheel cache: a wheel cached from a build with other flags would be reused silently.
+AMX_OFF := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS := $(if $(filter x86_64,$(shell uname -m)),-DCMAKE_C_FLAGS="$(AMX_OFF)" -DCMAKE_CXX_FLAGS="$(AMX_OFF)")
+
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-engine.txt requirements.lock
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip install --quiet --no-cache-dir -r requirements-engine.txt -c requirements.lock
 	$(BIN)/pip install --quiet -r requirements-dev.txt -c requirements.lock
 	touch $@
 

@@ -141,10 +141,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             "URL and a fingerprint of the data shown (one query over the catalog tables, asked on every "
             "request; see docs/site.md). The *cold render* rows add a unique `cold=N` parameter to every "
             "request, so each one misses the cache and runs the selectors and templates: that is the cost of "
-            "the first view after any catalog edit. The providers dashboard is not in the read cache, so every "
-            "request renders it; the benchmark database holds the probe targets of `load_catalog` and no probe "
-            "runs, so it shows its empty states (and is the same size at every scale). The 3x target applies "
-            "to the pages as served.",
+            "the first view after any catalog edit. The 3x target applies to the pages as served. The "
+            "`/providers/` entry also varies with the names of the key variables set in the serving process.",
             "",
             f"Latency: {args.requests} requests per endpoint, one at a time, the endpoints shuffled in every round. "
             f"Throughput: {args.rounds} rounds of a {args.burst}-request burst per endpoint with "
@@ -172,6 +170,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=4, help="concurrent clients in a burst")
     parser.add_argument("--tool", default="together-ai", help="slug of the tool page to measure")
     parser.add_argument("--compare", default="groq,cerebras,together-ai,fireworks-ai", help="four slugs to compare")
+    parser.add_argument("--model", default="gpt-oss-120b", help="slug of the model page to measure")
     parser.add_argument(
         "--postgres", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432"),
         help="PostgreSQL server URL (without a database name)",
@@ -195,10 +194,15 @@ def main() -> int:
         Endpoint("catalog", "/"),
         Endpoint("tool page", f"/tools/{args.tool}/"),
         Endpoint("compare (4 tools)", f"/compare/?tools={args.compare}"),
+        Endpoint("providers", "/providers/"),
+        Endpoint("models", "/models/"),
+        Endpoint("model page", f"/models/{args.model}/"),
         Endpoint("catalog, cold render", "/", uncached=True),
         Endpoint("tool page, cold render", f"/tools/{args.tool}/", uncached=True),
         Endpoint("compare, cold render", f"/compare/?tools={args.compare}", uncached=True),
         Endpoint("providers, cold render", "/providers/", uncached=True),
+        Endpoint("models, cold render", "/models/", uncached=True),
+        Endpoint("model page, cold render", f"/models/{args.model}/", uncached=True),
     ]
     rng = random.Random(20261019)
     load_before = load_average()

@@ -102,7 +102,7 @@ def main() -> None:
     big = grown(catalog_from_fixtures(), 10)
     profiles = random_profiles(args.profiles)
     fits = [FitInput(params_b=p, layers=32, kv_heads=8, head_dim=128, bits_per_weight=4.84, context_tokens=8192,
-                     concurrency=4, memory_gb=80, bandwidth_gb_s=3350) for p in (7, 8, 13, 34, 70) * 40]
+                     concurrency=4, memory_gib=80, bandwidth_gb_s=3350) for p in (7, 8, 13, 34, 70) * 40]
     workloads = [Workload(input_tokens_per_day=10**8 * k, output_tokens_per_day=2 * 10**7 * k) for k in range(1, 201)]
     token_prices = [TokenPrice("groq", "Groq", "gpt-oss-120b", 0.15, 0.6, "seed 002", None)]
     gpu_prices = [GpuPrice("together-ai", "Together AI", "H100", "On demand", 3.99, "seed 002", None)]

@@ -25,6 +25,7 @@ from catalog.models import (
     HardwareSpec,
     HardwareSupport,
     HardwareTarget,
+    ModelOffering,
     PriceItem,
     QuantFormat,
     ReportedFigure,
@@ -46,6 +47,28 @@ TOOL_SORTS = ("rating", "name", "price")
 REFERENCE_MODEL_SLUG = "gpt-oss-120b"
 BLENDED_QUANTUM = Decimal("0.0001")
 TEXT_SEARCH_FIELDS = ("name", "summary", "verdict", "ideal_for", "family")
+# Search also matches what a tool runs on, the formats and features it lists, and its kind, by slug or name:
+# "apple" finds the engines for Apple silicon, "gguf" every GGUF engine, "provider" the hosted APIs.
+RELATED_SEARCH_FIELDS = (
+    (HardwareSupport, ("hardware__slug", "hardware__name", "hardware__vendor")),
+    (ToolQuantFormat, ("quant_format__slug", "quant_format__name")),
+    (ToolFeature, ("feature__slug", "feature__name")),
+)
+
+
+def _text_search(text: str) -> Q:
+    condition = Q()
+    for field_name in TEXT_SEARCH_FIELDS:
+        condition |= Q(**{f"{field_name}__icontains": text})
+    for model, fields in RELATED_SEARCH_FIELDS:
+        matches = Q()
+        for field_name in fields:
+            matches |= Q(**{f"{field_name}__icontains": text})
+        condition |= Exists(model.objects.filter(matches, tool=OuterRef("pk")))
+    kinds = [value for value, label in Tool.Kind.choices if text.lower() in f"{value} {label}".lower()]
+    if kinds:
+        condition |= Q(kind__in=kinds)
+    return condition
 
 
 def _headline_prices() -> QuerySet[PriceItem]:
@@ -157,10 +180,7 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
         queryset = queryset.filter(rating__gte=filters["min_rating"])
     text = (filters.get("q") or "").strip()
     if text:
-        condition = Q()
-        for field_name in TEXT_SEARCH_FIELDS:
-            condition |= Q(**{f"{field_name}__icontains": text})
-        queryset = queryset.filter(condition)
+        queryset = queryset.filter(_text_search(text))
 
     caveat_counts = (
         Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
@@ -204,12 +224,23 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
 
 
 def tool_get(*, slug: str, details: bool = True) -> Tool:
-    """One tool, by default with everything its page shows (read-only rows: timestamps are not loaded, so
-    saving one would not move its updated_at); `details=False` for the bare row a write needs.
+    """One tool, by default with everything its page shows (with the models it serves and the figures others
+    reported about it; read-only rows: timestamps are not loaded, so saving one would not move its
+    updated_at); `details=False` for the bare row a write needs.
 
     Raises Tool.DoesNotExist.
     """
-    return (_with_details(Tool.objects.all()) if details else Tool.objects).get(slug=slug)
+    if not details:
+        return Tool.objects.get(slug=slug)
+    return _with_details(Tool.objects.all()).prefetch_related(
+        Prefetch("model_offerings", queryset=ModelOffering.objects.select_related("model", "source")),
+        Prefetch(
+            "reported_figures",
+            queryset=ReportedFigure.objects.select_related("tool", "model", "hardware").order_by(
+                "-observed_on", "position", "pk"
+            ),
+        ),
+    ).get(slug=slug)
 
 
 # --- Prices and sources ----------------------------------------------------------------------

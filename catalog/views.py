@@ -5,13 +5,15 @@ show, so a page is rebuilt only after that data has changed; see docs/site.md fo
 """
 from __future__ import annotations
 
+import csv
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from catalog.comparison import compare_matrix, matrix_csv_rows
 from catalog.forms import CatalogFilterForm
 from catalog.models import Source, Tool
 from catalog.selectors import (
@@ -44,10 +46,13 @@ GUIDE_SOURCE_KEYS = (
 CACHEABLE_STATUSES = (200, 400)
 
 
-def cached_page(*, scopes: tuple[str, ...]) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+def cached_page(
+    *, scopes: tuple[str, ...], vary: Callable[[], Sequence[str]] | None = None
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Serve the page from the shared read cache (core.cache) while the data of `scopes` is unchanged.
 
-    The pages show nothing user-specific, so the URL and the data fingerprint identify the HTML.
+    The pages show nothing user-specific, so the URL and the data fingerprint identify the HTML, with what
+    `vary()` returns when the page also depends on the serving process (see core.cache.cached_read).
     """
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -65,7 +70,8 @@ def cached_page(*, scopes: tuple[str, ...]) -> Callable[[Callable[..., HttpRespo
                 return rendered[0].status_code, rendered[0].content
 
             (status, body), _ = cached_read(
-                request=request, scopes=scopes, build=build, keep=lambda page: page[0] in CACHEABLE_STATUSES
+                request=request, scopes=scopes, build=build, keep=lambda page: page[0] in CACHEABLE_STATUSES,
+                vary=vary() if vary else (),
             )
             if rendered:
                 response = rendered[0]
@@ -133,20 +139,27 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+ONLY_DIFFERENCES = "differences"
+
+
+def _requested_comparison(request: HttpRequest):
+    """(comparison or None, error or None) for the tools named in the query string."""
+    requested = request.GET.getlist("tools")
+    if not requested:
+        return None, None
+    try:
+        slugs = compare_parse_slugs(requested)
+    except CompareError as exc:
+        return None, exc
+    return tool_compare(slugs=slugs), None
+
+
 @cached_page(scopes=("catalog",))
 def compare(request: HttpRequest) -> HttpResponse:
-    requested = request.GET.getlist("tools")
-    comparison = None
-    error = None
-    status = 200
-    if requested:
-        try:
-            slugs = compare_parse_slugs(requested)
-        except CompareError as exc:
-            error = exc
-            status = 400
-        else:
-            comparison = tool_compare(slugs=slugs)
+    comparison, error = _requested_comparison(request)
+    matrix = compare_matrix(comparison.tools) if comparison else None
+    only_differences = request.GET.get("only") == ONLY_DIFFERENCES
+    slugs = [tool.slug for tool in comparison.tools] if comparison else []
     page_sources = (
         _unique_sources(source for tool in comparison.tools for source in tool.sources.all()) if comparison else []
     )
@@ -155,16 +168,38 @@ def compare(request: HttpRequest) -> HttpResponse:
         "catalog/compare.html",
         {
             "comparison": comparison,
+            "matrix": matrix.only_differences() if matrix and only_differences else matrix,
+            "all_rows": matrix.row_count if matrix else 0,
+            "differing_rows": matrix.differing_count if matrix else 0,
+            "only_differences": only_differences,
+            "tools_param": ",".join(slugs),
             "error": error,
             # "with" pre-ticks tools in the picker without asking for a comparison yet.
-            "chosen": set(compare_split_slugs([*requested, *request.GET.getlist("with")])),
+            "chosen": set(compare_split_slugs([*request.GET.getlist("tools"), *request.GET.getlist("with")])),
             "picker_tools": Tool.objects.ranked().only("slug", "name", "rating", "kind"),
             "min_tools": COMPARE_MIN_TOOLS,
             "max_tools": COMPARE_MAX_TOOLS,
             "page_sources": page_sources,
         },
-        status=status,
+        status=400 if error else 200,
     )
+
+
+def compare_csv(request: HttpRequest) -> HttpResponse:
+    """The compare matrix as CSV: one line per aspect, one column per tool, cells as the page words them."""
+    comparison, error = _requested_comparison(request)
+    if comparison is None:
+        message = error.message if error else f"Name {COMPARE_MIN_TOOLS} to {COMPARE_MAX_TOOLS} tools in ?tools=."
+        return HttpResponse(f"tools: {message}\n", status=400, content_type="text/plain; charset=utf-8")
+    matrix = compare_matrix(comparison.tools)
+    if request.GET.get("only") == ONLY_DIFFERENCES:
+        matrix = matrix.only_differences()
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    filename = "compare-" + "-".join(tool.slug for tool in comparison.tools) + ".csv"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerows(matrix_csv_rows(matrix))
+    return response
 
 
 @cached_page(scopes=("catalog",))

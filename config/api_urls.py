@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from catalog import apis as catalog_apis
 from core.apis import not_found
 from probes import apis as probe_apis
+from probes import model_apis
 from probes import sweep_apis
 
 app_name = "api"
@@ -26,6 +27,8 @@ urlpatterns = [
     path("api-surfaces/", catalog_apis.ApiSurfaceListApi.as_view(), name="api-surface-list"),
     path("use-cases/", catalog_apis.UseCaseListApi.as_view(), name="use-case-list"),
     path("compare/", catalog_apis.CompareApi.as_view(), name="compare"),
+    path("models/", model_apis.ModelListApi.as_view(), name="model-list"),
+    path("models/<slug:slug>/", model_apis.ModelDetailApi.as_view(), name="model-detail"),
     path("probes/targets/", probe_apis.ProbeTargetListApi.as_view(), name="probe-target-list"),
     path("probes/targets/<slug:slug>/", probe_apis.ProbeTargetDetailApi.as_view(), name="probe-target-detail"),
     path("probes/targets/<slug:slug>/run/", probe_apis.ProbeTargetRunApi.as_view(), name="probe-target-run"),

@@ -32,7 +32,7 @@ import hashlib
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.apps import apps
@@ -165,9 +165,13 @@ def cached_read(
     scopes: Iterable[str],
     build: Callable[[], Any],
     keep: Callable[[Any], bool] = _keep_everything,
+    vary: Sequence[str] = (),
 ) -> tuple[Any, int]:
     """The result of `build()` for this URL (host, path and query) and the current data of `scopes`,
     and when it was computed (epoch seconds): the result cannot be older than that.
+
+    `vary` adds what else the result depends on (for instance which probe targets this process has a key
+    for), so processes that differ in it never share an entry.
 
     `build()` runs when nothing is cached; its result is stored only if `keep(result)` is true. The
     result must pickle. Only GET/HEAD reads that show nothing user-specific belong here.
@@ -189,7 +193,7 @@ def cached_read(
             _prepared_on.pop(connection.connection, None)
         logger.warning("data fingerprint unavailable; computing %s", request.path, exc_info=True)
         return build(), int(time.time())
-    raw = "\0".join([*location, *scopes, fingerprint])
+    raw = "\0".join([*location, *scopes, fingerprint, *vary])
     key = ENTRY_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
     try:
         entry = cache.get(key)

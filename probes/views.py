@@ -1,13 +1,33 @@
 """Pages of measured figures. Thin: the read models in probes.selectors do the reading."""
-from django.http import HttpRequest, HttpResponse
+import os
+
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
+from catalog.models import LanguageModel
+from catalog.views import cached_page
 from probes import presenters
+from probes.client.config import api_key_env_error
+from probes.models import ProbeTarget
 from probes.selectors import dashboards
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
+from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
+
+# The metrics drawn over time on the dashboards: (summary key, label, unit).
+HISTORY_CHARTS = (("output_speed_tps", "Output speed", "tok/s"), ("ttft_ms", "Time to first token", "ms"))
+
+# Pages that show catalog facts beside measured summaries are rebuilt when either changes.
+PAGE_SCOPES = ("catalog", "probes")
+
+
+def _key_variables_set() -> list[str]:
+    """The names (never the values) of the set variables that may hold a probe key: /providers/ and /engines/
+    say which targets are not configured, so processes with different environments never share a cached copy.
+    Read from the environment alone, so a cached page still costs one query."""
+    return sorted(name for name, value in os.environ.items() if value and api_key_env_error(name) is None)
 
 
 def _admin_targets_url() -> str | None:
@@ -28,19 +48,39 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
         "metrics": presenters.HEADLINE_METRICS,
         "all_metrics": presenters.METRICS,
         "outcome_legend": presenters.outcome_legend(),
-        "admin_targets_url": _admin_targets_url(),
+        "comparisons": model_comparisons(providers=audience == PROVIDERS),
+        "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],
+        "history_charts": HISTORY_CHARTS,
     }
     return render(request, template, context)
 
 
 @require_safe
+@cached_page(scopes=PAGE_SCOPES, vary=_key_variables_set)
 def providers_dashboard(request: HttpRequest) -> HttpResponse:
     return _dashboard(request, audience=PROVIDERS, template="probes/providers.html")
 
 
 @require_safe
+@cached_page(scopes=PAGE_SCOPES, vary=_key_variables_set)
 def engines_dashboard(request: HttpRequest) -> HttpResponse:
     return _dashboard(request, audience=ENGINES, template="probes/engines.html")
+
+
+@require_safe
+@cached_page(scopes=PAGE_SCOPES)
+def model_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "probes/model_list.html", {"rows": model_list()})
+
+
+@require_safe
+@cached_page(scopes=PAGE_SCOPES)
+def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    try:
+        comparison = model_comparison_get(slug=slug)
+    except LanguageModel.DoesNotExist:
+        raise Http404(f"No model with the slug {slug!r}.") from None
+    return render(request, "probes/model_detail.html", {"comparison": comparison, "comparison_list": [comparison]})
 
 
 @require_safe
@@ -55,5 +95,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "checks": presenters.compat_check_descriptions(),
         "stale_single_hours": int(presenters.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
         "stale_parallel_hours": int(presenters.STALE_AFTER_PARALLEL.total_seconds() // 3600),
+        "targets": list(ProbeTarget.objects.select_related("tool").order_by("tool__kind", "name")),
+        "admin_targets_url": _admin_targets_url(),
     }
     return render(request, "probes/methodology.html", context)

@@ -84,6 +84,13 @@ class WarningSerializer(serializers.Serializer):
     where = serializers.CharField()
 
 
+class SwitchOptionSerializer(serializers.Serializer):
+    tool = serializers.SlugField()
+    name = serializers.CharField()
+    companion_name = serializers.CharField(help_text="The engine an orchestration layer runs on, if any.")
+    when = serializers.CharField(help_text='The changed answer, worded to follow "switch to <name> when".')
+
+
 class RecommendationSerializer(serializers.Serializer):
     results = RankedToolSerializer(many=True, help_text="Best first: engines, then hosted providers (providers "
                                    "first when hardware is 'none').")
@@ -95,6 +102,9 @@ class RecommendationSerializer(serializers.Serializer):
         choices=["measured", "reported", "documented"], allow_null=True,
         help_text="What ranked the hosted providers' speed: this site's measurements, figures reported by a named "
         "publisher, or documented facts (one tier per answer, never mixed).",
+    )
+    switch_when = SwitchOptionSerializer(
+        many=True, help_text="Other picks and the single changed answer that would make each the first.",
     )
 
 
@@ -163,13 +173,21 @@ class FitQuerySerializer(serializers.Serializer):
     kv_heads = serializers.IntegerField(min_value=1, max_value=1024, required=False)
     head_dim = serializers.IntegerField(min_value=1, max_value=4096, required=False)
     weight_format = serializers.ChoiceField(choices=[fmt.slug for fmt in WEIGHT_FORMATS], default="bf16")
-    context_tokens = serializers.IntegerField(min_value=1, max_value=10_000_000, default=8192)
+    context_tokens = serializers.IntegerField(
+        min_value=1, max_value=10_000_000, required=False,
+        help_text="Default 8192, or the preset's maximum if shorter; beyond a preset's maximum is a 400.",
+    )
     concurrency = serializers.IntegerField(min_value=1, max_value=100_000, default=1)
     kv_cache = serializers.ChoiceField(choices=list(KV_CACHE_BYTES), default="fp16")
     hardware = serializers.SlugField(default=CUSTOM, help_text="A hardware spec slug from the catalog, or custom.")
-    memory_gb = serializers.FloatField(min_value=0.1, max_value=100_000, required=False)
+    memory_gib = serializers.FloatField(min_value=0.1, max_value=100_000, required=False,
+                                        help_text="Memory per device in GiB (2^30 bytes), as cards are sold.")
     bandwidth_gb_s = serializers.FloatField(min_value=0.1, max_value=1_000_000, required=False)
     devices = serializers.IntegerField(min_value=1, max_value=4096, default=1)
+    system_bandwidth_gb_s = serializers.FloatField(
+        min_value=0.1, max_value=100_000, required=False,
+        help_text="Host memory bandwidth; prices the llama.cpp CPU+GPU split when the model does not fit.",
+    )
 
 
 class FitInputSerializer(serializers.Serializer):
@@ -180,29 +198,59 @@ class FitInputSerializer(serializers.Serializer):
     bits_per_weight = serializers.FloatField()
     context_tokens = serializers.IntegerField()
     concurrency = serializers.IntegerField()
-    memory_gb = serializers.FloatField()
+    memory_gib = serializers.FloatField()
     bandwidth_gb_s = serializers.FloatField()
     devices = serializers.IntegerField()
     kv_bytes_per_element = serializers.FloatField()
     active_params_b = serializers.FloatField(allow_null=True)
+    kv_latent_dim = serializers.IntegerField(allow_null=True, help_text="Multi-head latent attention width.")
+    shared_params_b = serializers.FloatField(allow_null=True, help_text="Weights outside the quantized experts.")
+    shared_bits_per_weight = serializers.FloatField(allow_null=True)
+    max_context_tokens = serializers.IntegerField(allow_null=True, help_text="The preset model's own maximum.")
+    model_name = serializers.CharField()
+    system_bandwidth_gb_s = serializers.FloatField(allow_null=True)
+
+
+class FormatOptionSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    bits_per_weight = serializers.FloatField()
+    total_gib = serializers.FloatField()
+
+
+class OffloadSerializer(serializers.Serializer):
+    gpu_layers = serializers.IntegerField(help_text="Layers that stay on the GPUs (llama.cpp --n-gpu-layers).")
+    layers = serializers.IntegerField()
+    system_memory_gib = serializers.FloatField(help_text="Weights and KV cache left in system memory.")
+    decode_ceiling_tps = serializers.FloatField(allow_null=True)
+    slowdown = serializers.FloatField(allow_null=True, help_text="Split ceiling against the all-GPU one.")
+
+
+class WhatWouldFitSerializer(serializers.Serializer):
+    formats = FormatOptionSerializer(many=True, help_text="Smaller formats that fit, largest first.")
+    devices_needed = serializers.IntegerField(allow_null=True)
+    offload = OffloadSerializer(allow_null=True)
 
 
 class FitResultSerializer(serializers.Serializer):
-    weights_gb = serializers.FloatField(help_text="All weights, every expert of an MoE included.")
-    active_weights_gb = serializers.FloatField(help_text="Weights read per generated token (MoE: active only).")
+    weights_gib = serializers.FloatField(help_text="All weights, every expert of an MoE included.")
+    active_weights_gib = serializers.FloatField(help_text="Weights read per generated token (MoE: active only).")
     kv_per_token_bytes = serializers.FloatField()
-    kv_cache_gb = serializers.FloatField()
-    overhead_gb = serializers.FloatField()
-    total_gb = serializers.FloatField()
-    capacity_gb = serializers.FloatField()
-    headroom_gb = serializers.FloatField()
+    kv_cache_gib = serializers.FloatField()
+    overhead_gib = serializers.FloatField(help_text="The 10% of each device an engine keeps back (vLLM's default).")
+    total_gib = serializers.FloatField()
+    capacity_gib = serializers.FloatField()
+    headroom_gib = serializers.FloatField()
     fits = serializers.BooleanField()
     max_context_tokens = serializers.IntegerField()
     max_concurrency = serializers.IntegerField()
     bytes_per_token_gb = serializers.FloatField()
-    decode_ceiling_tps = serializers.FloatField(help_text="Bandwidth / bytes read per token, one sequence.")
-    aggregate_ceiling_tps = serializers.FloatField()
+    decode_ceiling_tps = serializers.FloatField(allow_null=True,
+                                                help_text="Bandwidth / bytes read per token, one sequence; "
+                                                "null when the model does not fit.")
+    aggregate_ceiling_tps = serializers.FloatField(allow_null=True)
     is_moe = serializers.BooleanField()
+    what_would_fit = WhatWouldFitSerializer(allow_null=True)
 
 
 class FitSerializer(serializers.Serializer):

@@ -13,6 +13,9 @@ CUSTOM = "custom"
 
 
 class WizardForm(forms.Form):
+    # The guide's fourth question has two answers; the page groups them under one numbered legend.
+    CONTEXT_QUESTION = "4. Which context length and concurrency matter?"
+
     hardware = forms.ChoiceField(label="1. What hardware do you actually have?", choices=choices.HARDWARE_CHOICES)
     fits_fast_memory = forms.ChoiceField(
         label="2. Does the model fit in fast memory, or only in system / unified memory?",
@@ -20,9 +23,9 @@ class WizardForm(forms.Form):
     )
     bottleneck = forms.ChoiceField(label="3. Is decode or prefill the bottleneck?",
                                    choices=choices.BOTTLENECK_CHOICES, initial="unknown", required=False)
-    context_tokens = forms.IntegerField(label="4. Context length that matters (tokens)", min_value=1,
+    context_tokens = forms.IntegerField(label="Context length (tokens)", min_value=1,
                                         max_value=choices.MAX_CONTEXT_TOKENS, initial=8192, required=False)
-    concurrency = forms.IntegerField(label="4. Concurrent requests", min_value=1,
+    concurrency = forms.IntegerField(label="Requests at the same time", min_value=1,
                                      max_value=choices.MAX_CONCURRENCY, initial=1, required=False)
     shared_prefixes = forms.BooleanField(label="5. Prompts share long prefixes (prefix caching pays off)",
                                          required=False)
@@ -38,7 +41,8 @@ class WizardForm(forms.Form):
                                      initial="latency", required=False)
     hosted_ok = forms.BooleanField(label="May it be a hosted API? (leave unticked if it must stay on-premises)",
                                    required=False)
-    needs = forms.MultipleChoiceField(label="Which API features must work?", choices=choices.NEEDS_CHOICES,
+    needs = forms.MultipleChoiceField(label="Which API features must work? (OpenAI request parameters)",
+                                      choices=choices.NEEDS_CHOICES,
                                       widget=forms.CheckboxSelectMultiple, required=False)
 
     def clean(self):
@@ -79,23 +83,31 @@ class FitForm(forms.Form):
                                       choices=[(fmt.slug, f"{fmt.name} ({fmt.bits_per_weight:g} bits/weight)")
                                                for fmt in WEIGHT_FORMATS], initial="q4_k_m", required=False)
     context_tokens = forms.IntegerField(label="Context length (tokens)", min_value=1, max_value=10_000_000,
-                                        initial=8192, required=False)
+                                        required=False,
+                                        help_text="Empty: 8,192 tokens, or the model's maximum if that is shorter.")
     concurrency = forms.IntegerField(label="Concurrent sequences", min_value=1, max_value=100_000, initial=1,
                                      required=False)
     kv_cache = forms.ChoiceField(label="KV-cache precision",
                                  choices=[(slug, label) for slug, (label, _) in KV_CACHE_BYTES.items()],
                                  initial="fp16", required=False)
     hardware = forms.ChoiceField(label="Hardware preset", choices=(), required=False)
-    memory_gb = forms.FloatField(label="Memory per device (GB)", min_value=0.1, max_value=100_000, required=False)
+    memory_gib = forms.FloatField(label="Memory per device (GiB)", min_value=0.1, max_value=100_000, required=False,
+                                  help_text='As cards are sold: "24 GB" of VRAM is 24 GiB.')
     bandwidth_gb_s = forms.FloatField(label="Memory bandwidth per device (GB/s)", min_value=0.1,
                                       max_value=1_000_000, required=False)
     devices = forms.IntegerField(label="Number of devices", min_value=1, max_value=4096, initial=1, required=False)
+    system_bandwidth_gb_s = forms.FloatField(
+        label="System memory bandwidth (GB/s, for a CPU+GPU split)", min_value=0.1, max_value=100_000,
+        required=False,
+        help_text="Optional: prices the llama.cpp offload option when the model does not fit. Dual-channel "
+        "DDR5-5600 moves 5,600 MT/s × 8 bytes × 2 channels = 89.6 GB/s.",
+    )
 
     def __init__(self, *args, hardware_specs=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.specs = {spec.slug: spec for spec in hardware_specs}
         self.fields["hardware"].choices = [(CUSTOM, "Custom (enter memory and bandwidth)")] + [
-            (spec.slug, f"{spec.name} ({spec.memory_gb:g} GB, {spec.bandwidth_gb_s:g} GB/s)")
+            (spec.slug, f"{spec.name} ({spec.memory_gb:g} GiB, {spec.bandwidth_gb_s:g} GB/s)")
             for spec in hardware_specs
         ]
         self.fields["hardware"].initial = next(iter(self.specs), CUSTOM)
@@ -112,6 +124,9 @@ class FitForm(forms.Form):
         return data
 
 
+DEFAULT_CONTEXT_TOKENS = 8192
+
+
 def fit_input_from(data: dict, *, specs: dict) -> FitInput:
     """Fill model and hardware numbers from the chosen presets unless given, then validate them together."""
     values = dict(data)
@@ -123,26 +138,39 @@ def fit_input_from(data: dict, *, specs: dict) -> FitInput:
                 values[name] = getattr(preset, name)
             else:
                 errors[name] = "Required for a custom model."
-    if values.get("active_params_b") is None and preset and values.get("params_b") == preset.params_b:
+    # Preset-only facts hold while the preset's own geometry is used.
+    as_preset = preset is not None and all(
+        values.get(name) == getattr(preset, name) for name in ("params_b", "layers", "kv_heads", "head_dim")
+    )
+    if values.get("active_params_b") is None and as_preset:
         values["active_params_b"] = preset.active_params_b
+    weight_format = values.get("weight_format") or "bf16"
     spec = specs.get(values.get("hardware") or "")
     if values.get("hardware") not in (None, "", CUSTOM) and spec is None:
         errors["hardware"] = f"Unknown hardware preset {values.get('hardware')!r}."
-    for name in ("memory_gb", "bandwidth_gb_s"):
+    for name, spec_field in (("memory_gib", "memory_gb"), ("bandwidth_gb_s", "bandwidth_gb_s")):
         if values.get(name) is None:
             if spec:
-                values[name] = float(getattr(spec, name))
+                values[name] = float(getattr(spec, spec_field))
             else:
                 errors[name] = "Required for custom hardware."
     if errors:
         raise FitError(errors)
+    max_context = preset.max_context_tokens if as_preset else None
+    native = as_preset and preset.native_format == weight_format
     return FitInput(
         params_b=values["params_b"], active_params_b=values.get("active_params_b"), layers=values["layers"],
         kv_heads=values["kv_heads"], head_dim=values["head_dim"],
-        bits_per_weight=WEIGHT_FORMATS_BY_SLUG[values.get("weight_format") or "bf16"].bits_per_weight,
-        context_tokens=values.get("context_tokens") or 8192, concurrency=values.get("concurrency") or 1,
-        memory_gb=values["memory_gb"], bandwidth_gb_s=values["bandwidth_gb_s"], devices=values.get("devices") or 1,
+        bits_per_weight=WEIGHT_FORMATS_BY_SLUG[weight_format].bits_per_weight,
+        context_tokens=values.get("context_tokens") or min(DEFAULT_CONTEXT_TOKENS, max_context or DEFAULT_CONTEXT_TOKENS),
+        concurrency=values.get("concurrency") or 1,
+        memory_gib=values["memory_gib"], bandwidth_gb_s=values["bandwidth_gb_s"], devices=values.get("devices") or 1,
         kv_bytes_per_element=KV_CACHE_BYTES[values.get("kv_cache") or "fp16"][1],
+        kv_latent_dim=preset.kv_latent_dim if as_preset else None,
+        shared_params_b=preset.shared_params_b if native else None,
+        shared_bits_per_weight=preset.shared_bits_per_weight if native else None,
+        max_context_tokens=max_context, model_name=preset.name if as_preset else "",
+        system_bandwidth_gb_s=values.get("system_bandwidth_gb_s"),
     )
 
 

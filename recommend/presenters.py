@@ -61,6 +61,7 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
         ],
         "reference_model": recommendation.reference_model,
         "provider_evidence": recommendation.provider_evidence,
+        "switch_when": [asdict(option) for option in recommendation.switch_when],
     }
 
 

@@ -20,6 +20,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
+from catalog.selectors import reported_figures_for_scoring
 from probes.models import CompatStatus, MeasurementSummary
 from scoring.breakeven import GpuPrice, TokenPrice
 from scoring.ranking import (
@@ -30,6 +31,7 @@ from scoring.ranking import (
     DocumentedCheck,
     PriceInfo,
     Recommendation,
+    ReportedSpeed,
     SpeedInfo,
     ToolInfo,
 )
@@ -118,7 +120,32 @@ def catalog_data() -> CatalogData:
         )
         for status in CompatStatus.objects.select_related("target__tool").order_by("id")
     )
-    return CatalogData(tools=tools, prices=prices, speeds=speeds, compat=compat)
+    return CatalogData(tools=tools, prices=prices, speeds=speeds, compat=compat, reported=_reported_speeds())
+
+
+# Reported figures scoring can weigh: output speed and time to first token (not the time to the first answer
+# token, which a reasoning model's thinking phase stretches), per publisher's page and date.
+SCORED_REPORTED_METRICS = {"output_speed": "output_speed_tps", "ttft": "ttft_ms"}
+
+
+def _reported_speeds() -> tuple[ReportedSpeed, ...]:
+    """One ReportedSpeed per tool, model and publisher's page and date, its speed and TTFT (ms) together."""
+    merged: dict[tuple, dict] = {}
+    for figure in reported_figures_for_scoring():
+        field = SCORED_REPORTED_METRICS.get(figure["metric"])
+        if field is None or figure["model"] is None or figure["concurrency"] is not None:
+            continue
+        key = (figure["tool"], figure["model"], figure["publisher"], figure["url"], figure["observed_on"])
+        entry = merged.setdefault(key, {"workload": figure["workload"]})
+        value = figure["value"] * 1000 if field == "ttft_ms" else figure["value"]
+        entry.setdefault(field, value)
+    return tuple(
+        ReportedSpeed(
+            tool=tool, model=normalize_model(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
+            output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"), workload=entry["workload"],
+        )
+        for (tool, model, publisher, url, observed_on), entry in merged.items()
+    )
 
 
 def _documented_checks(tool: Tool) -> dict[str, DocumentedCheck]:
@@ -163,6 +190,19 @@ def recommendation_source_keys(recommendation: Recommendation) -> set[str]:
     keys |= {caveat.source_key for item in recommendation.not_recommended for caveat in item.caveats}
     keys |= {warning.citation.source_key for warning in recommendation.warnings}
     return keys
+
+
+def tool_names(*, slugs: list[str]) -> dict[str, str]:
+    return dict(Tool.objects.filter(slug__in=slugs).values_list("slug", "name"))
+
+
+def use_cases_naming(*, tool: Tool) -> list[UseCaseRecommendation]:
+    """Every use case and recipe that names the tool, recommended or only listed, in the use cases' order."""
+    return list(
+        UseCaseRecommendation.objects.filter(tool=tool)
+        .select_related("use_case", "source")
+        .order_by("use_case__group", "use_case__position", "use_case__title")
+    )
 
 
 def hardware_spec_list() -> QuerySet[HardwareSpec]:

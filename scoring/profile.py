@@ -69,21 +69,21 @@ OPTIMIZE_FOR_CHOICES = (
 )
 # The probes' compatibility check names: what a user can require to work.
 NEEDS_CHOICES = (
-    ("stream_usage", "Token usage in streamed responses"),
-    ("logprobs", "logprobs"),
-    ("top_logprobs", "top_logprobs"),
-    ("logit_bias", "logit_bias"),
-    ("n", "n > 1 (several choices)"),
-    ("tools", "Tool calling"),
-    ("tool_choice_required", 'tool_choice "required"'),
-    ("parallel_tool_calls", "Parallel tool calls"),
-    ("json_object", "JSON mode (json_object)"),
-    ("json_schema", "Structured output (json_schema)"),
-    ("tools_with_json_schema", "Tools together with a JSON schema"),
-    ("streaming_tool_calls", "Streamed tool calls"),
-    ("seed", "seed"),
-    ("stop", "stop sequences"),
-    ("max_completion_tokens", "max_completion_tokens"),
+    ("stream_usage", "Token counts at the end of a streamed answer"),
+    ("logprobs", "Probabilities of the generated tokens"),
+    ("top_logprobs", "The most likely alternatives for each token"),
+    ("logit_bias", "Boosting or banning chosen tokens"),
+    ("n", "Several answers to one request"),
+    ("tools", "Tool (function) calling"),
+    ("tool_choice_required", "Forcing the model to call a tool"),
+    ("parallel_tool_calls", "Several tool calls in one answer"),
+    ("json_object", "Answers that are always valid JSON"),
+    ("json_schema", "Answers that follow your JSON schema"),
+    ("tools_with_json_schema", "Tool calls and a JSON schema together"),
+    ("streaming_tool_calls", "Tool calls streamed as they are written"),
+    ("seed", "Repeatable sampling with a seed"),
+    ("stop", "Stop sequences that end the answer"),
+    ("max_completion_tokens", "A cap on answer length (max_completion_tokens)"),
 )
 
 MAX_CONTEXT_TOKENS = 10_000_000

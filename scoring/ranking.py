@@ -11,6 +11,7 @@ kind; engines are listed before providers unless the user has no hardware of the
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from scoring.profile import Profile
@@ -197,6 +198,16 @@ class ExcludedTool:
     caveats: tuple[CaveatInfo, ...] = ()
 
 
+@dataclass(frozen=True)
+class SwitchOption:
+    """Another answer's top pick: "switch to `name` when `when`"."""
+
+    tool: str
+    name: str
+    companion_name: str
+    when: str
+
+
 @dataclass
 class Recommendation:
     profile: Profile
@@ -206,20 +217,81 @@ class Recommendation:
     warnings: list[ProfileWarning]
     reference_model: str | None = None
     provider_evidence: str | None = None
+    switch_when: list[SwitchOption] = field(default_factory=list)
 
     @property
     def top(self) -> RankedTool | None:
         return self.results[0] if self.results else None
 
 
+def _usd(amount: float) -> str:
+    """Dollars with two decimals, or up to four where the price has them ($0.60, $0.075)."""
+    text = f"{amount:.4f}".rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
+
+
+# One answer changed at a time, in the order the wizard asks: when it changes the top pick, the page says
+# "switch to <that pick> when <this>". Each is (field, value, wording).
+SWITCH_VARIANTS: tuple[tuple[str, object, str], ...] = (
+    ("fits_fast_memory", "unified_only", "the model only fits in system memory (CPU+GPU offload)"),
+    ("context_tokens", 131_072, "contexts run to 100K tokens and more"),
+    ("concurrency", 16, "you serve several users at once"),
+    ("shared_prefixes", True, "prompts share long prefixes"),
+    ("architecture", "moe", "the model is a mixture of experts"),
+    ("deployment", "production", "it becomes production serving"),
+    ("deployment", "fleet", "you orchestrate a fleet of nodes"),
+    ("quantization", "gguf", "you run GGUF files"),
+    ("quantization", "onnx", "the model ships as ONNX"),
+    ("optimize_for", "latency", "latency matters most"),
+    ("optimize_for", "throughput", "you optimize for throughput"),
+    ("optimize_for", "cost", "cost matters most"),
+    ("optimize_for", "portability", "portability matters most"),
+)
+MAX_SWITCHES = 4
+
+
 def recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
+    recommendation = _recommend(profile, catalog)
+    recommendation.switch_when = _switch_options(profile, catalog, recommendation.top)
+    return recommendation
+
+
+def _switch_options(profile: Profile, catalog: CatalogData, top: RankedTool | None) -> list[SwitchOption]:
+    if top is None:
+        return []
+    options: list[SwitchOption] = []
+    seen = {(top.tool, top.companion)}
+    for name, value, wording in SWITCH_VARIANTS:
+        if getattr(profile, name) == value:
+            continue
+        try:
+            variant = dataclasses.replace(profile, **{name: value})
+        except ValueError:
+            continue
+        results = _recommend(variant, catalog).results
+        other = results[0] if results else None
+        if other is None or (other.tool, other.companion) in seen or other.kind != top.kind:
+            continue
+        if len(results) > 1 and results[1].tied and results[1].rank == other.rank:
+            # A tie at the top names no pick to switch to.
+            continue
+        seen.add((other.tool, other.companion))
+        options.append(SwitchOption(other.tool, other.name, other.companion_name, wording))
+        if len(options) == MAX_SWITCHES:
+            break
+    return options
+
+
+def _recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
     excluded: list[ExcludedTool] = []
     not_recommended: list[ExcludedTool] = []
     failing = _failing_checks(profile, catalog)
 
     for slug, never in NEVER_RECOMMENDED.items():
         tool = catalog.tools.get(slug)
-        if tool:
+        # The notice belongs where the tool would otherwise be a candidate: on hardware it runs on.
+        if tool and _hardware_match(profile, tool) is not None:
             not_recommended.append(ExcludedTool(
                 slug, tool.name, tool.kind,
                 [Reason(never.reason, "never-recommended", never.citation.source_key)], tool.caveats,
@@ -455,7 +527,13 @@ def _decide(profile: Profile, recipe, runnable: dict[str, tuple[str, str]]) -> R
 
 def _decision_reason(profile: Profile, title: str, entry: RecipeEntry, name: str) -> Reason:
     guide = GUIDE_RULES_BY_ID.get(entry.guide_rule or "")
-    trigger = f"because {entry.condition}" if entry.when else "as the recipe's default"
+    if entry.when is None:
+        trigger = "as the recipe's default"
+    elif entry.when(profile):
+        trigger = f"because {entry.condition}"
+    else:
+        # A fallback: the entries before it cannot run here or step aside for public serving.
+        trigger = "as its next entry that can serve your answers"
     text = f"Decided by the hardware recipe '{title}', {trigger}: {entry.reason}"
     if guide and guide.tool == entry.tool:
         text += f" The one-page guide agrees: {guide.situation} → {name}."
@@ -661,7 +739,7 @@ def _rank_providers(
         if price and cheapest:
             price_part = cheapest / price.blended if price.blended > 0 else 1.0
             reasons.append(Reason(
-                f"Price for {model}: ${price.input_usd_per_mtok:g} in / ${price.output_usd_per_mtok:g} out per 1M "
+                f"Price for {model}: {_usd(price.input_usd_per_mtok)} in / {_usd(price.output_usd_per_mtok)} out per 1M "
                 f"tokens (blended 3:1: ${price.blended:.3f})"
                 + (f", verified {price.verified_on}" if price.verified_on else "") + ".",
                 "price:per-mtok", price.source_key,

@@ -191,7 +191,7 @@ RECIPES: tuple[Recipe, ...] = (
                     when=_serving_many, condition="serving behaviour matters", priority=2),
         RecipeEntry("sglang", "Named when you are testing routing or long-context patterns.",
                     guide_rule="long-context-moe-routing", when=_long_context_or_routing,
-                    condition="long context or routing / shared prefixes", priority=1),
+                    condition="you test long-context or routing patterns (shared prefixes)", priority=1),
     ),
     _recipe(
         "nvidia_hopper_node",
@@ -202,7 +202,7 @@ RECIPES: tuple[Recipe, ...] = (
         RecipeEntry("sglang", "The other starting point, strongest for long context, MoE, prefix reuse and "
                     "prefill-heavy traffic (RadixAttention, prefill/decode disaggregation).",
                     guide_rule="long-context-moe-routing", when=_complex_serving,
-                    condition="long context, MoE, shared prefixes, prefill-heavy or structured output",
+                    condition="you need long context, MoE, shared prefixes, prefill-heavy traffic or structured output",
                     priority=2),
         RecipeEntry("tensorrt-llm", "Evaluate it for peak performance: worth testing against your vLLM or SGLang "
                     "baseline on an NVIDIA-only node when the throughput gain justifies the tuning.",
@@ -220,7 +220,7 @@ RECIPES: tuple[Recipe, ...] = (
                     "here (FP4 kernels on B200).", guide_rule="nvidia-max"),
         RecipeEntry("sglang", "Evaluate it for complex serving: long context, MoE, routing, disaggregation.",
                     guide_rule="long-context-moe-routing", when=_complex_serving,
-                    condition="long context, MoE, shared prefixes, prefill-heavy or structured output",
+                    condition="you need long context, MoE, shared prefixes, prefill-heavy traffic or structured output",
                     priority=2),
         RecipeEntry("vllm", "Evaluate it for flexibility.", guide_rule="production", when=_flexibility,
                     condition="you optimize for portability or developer speed", priority=3),
@@ -235,7 +235,7 @@ RECIPES: tuple[Recipe, ...] = (
         RecipeEntry("vllm", "Start with vLLM on ROCm.", guide_rule="production"),
         RecipeEntry("sglang", "The other ROCm starting point, for long context, MoE and routing.",
                     guide_rule="long-context-moe-routing", when=_complex_serving,
-                    condition="long context, MoE, shared prefixes, prefill-heavy or structured output"),
+                    condition="you need long context, MoE, shared prefixes, prefill-heavy traffic or structured output"),
     ),
     _recipe(
         "intel",
@@ -301,10 +301,11 @@ class NeverRecommended:
 NEVER_RECOMMENDED: dict[str, NeverRecommended] = {
     "ollama": NeverRecommended(
         tool="ollama",
-        reason="The engine guide says plainly not to use Ollama: it is pleasant, but it hides the engine and the "
-        "kernels you would tune, and its defaults suit a notebook only. The comparison rates it and lists it "
-        "for private on-device AI; we keep that listing visible but recommend llama.cpp or MLX instead.",
-        citation=Citation(ENGINE_GUIDE, "The rest of the field; Common mistakes"),
+        reason="The engine guide says plainly not to use Ollama, and the lesson built on it explains why: its "
+        "convenience abstracts away the engine and the kernels, the layer you need to control. The comparison "
+        "rates it and lists it for private on-device AI; that listing stays visible, but llama.cpp or MLX is "
+        "recommended instead.",
+        citation=Citation(ENGINE_LESSON, "Direct warning: do not use Ollama"),
     ),
 }
 

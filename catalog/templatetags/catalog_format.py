@@ -1,4 +1,4 @@
-"""Formatting of catalog facts for the pages: money, ratings, price rows, comparison cells."""
+"""Formatting of catalog facts for the pages: money, ratings, price rows, filter controls."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 from django.utils.html import format_html, format_html_join
 
-from catalog.models import Caveat, HardwareSupport, PriceItem
+from catalog.models import PriceItem
 from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
 from core.formatting import format_usd
 
@@ -77,60 +77,6 @@ def rating(value: Decimal | None) -> str:
 @register.filter
 def headline_price(tool) -> str:
     return format_headline_price(headline_price_value(tool))
-
-
-_LEVEL_LABELS = dict(HardwareSupport.Level.choices)
-_SEVERITY_LABELS = dict(Caveat.Severity.choices)
-
-_LIST_LABELS = {
-    "price_items": lambda price: f"{price['item']}: {format_price_item(price)}",
-    "hardware": lambda support: f"{support['name']} ({_LEVEL_LABELS.get(support['level'], support['level'])})",
-    "quant_formats": lambda fmt: (
-        f"{fmt['name']} (needs {fmt['hardware_requirement']})" if fmt["hardware_requirement"] else fmt["name"]
-    ),
-    "api_surfaces": lambda api: f"{api['name']}: gaps documented" if api["gaps"] else api["name"],
-    "features": lambda feature: feature["name"],
-    "caveats": lambda caveat: f"{_SEVERITY_LABELS.get(caveat['severity'], caveat['severity'])}: {caveat['title']}",
-}
-
-
-def _list_cell(labels: list[str], shared: set[str]) -> str:
-    if not labels:
-        return format_html('<span class="muted">{}</span>', "None listed")
-    items = format_html_join(
-        "",
-        "{}",
-        (
-            (format_html("<li>{}</li>", label) if label in shared
-             else format_html('<li class="only-some"><strong>{}</strong><span class="visually-hidden"> '
-                              "(not every tool compared)</span></li>", label),)
-            for label in labels
-        ),
-    )
-    return format_html('<ul class="cell-list">{}</ul>', items)
-
-
-@register.simple_tag
-def compare_cell(row, value: Any) -> str:
-    """HTML for one value of a comparison row (see catalog.selectors.tool_compare for the row shapes).
-
-    In list rows, entries that not every compared tool has are emphasised, in text as well as style.
-    """
-    key = row.key
-    if key in _LIST_LABELS:
-        label = _LIST_LABELS[key]
-        labels = [label(entry) for entry in value]
-        shared = set.intersection(*({label(entry) for entry in other} for other in row.values))
-        return _list_cell(labels, shared)
-    if key == "headline_price":
-        return format_html("{}", format_headline_price(value))
-    if key == "rating":
-        return format_html("{}", format_rating(Decimal(value)) if value is not None else "Not rated by any source")
-    if isinstance(value, bool):
-        return "Yes" if value else "No"
-    if value is None or value == "":
-        return format_html('<span class="muted">{}</span>', "Not stated")
-    return format_html("{}", value)
 
 
 @register.simple_tag

@@ -179,7 +179,7 @@ def _history_series(targets: list[ProbeTarget], runs: Iterable[tuple]) -> list[d
     points: dict[int, list[dict]] = defaultdict(list)
     for target_id, moment, *values in runs:
         *metric_values, success_rate = values
-        point = {"t": int(moment.timestamp() * 1000), "success_rate": finite_number(success_rate)}
+        point = {"t": int(moment.timestamp() * 1000), "at": moment, "success_rate": finite_number(success_rate)}
         for metric, value in zip(METRICS, metric_values, strict=True):
             point[metric.key] = finite_number(value)
         points[target_id].append(point)

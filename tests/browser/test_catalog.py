@@ -1,4 +1,6 @@
 """Catalog → hardware filter → tick three tools → comparison, in a real headless Chromium."""
+import re
+
 import pytest
 from django.core.management import call_command
 
@@ -35,18 +37,18 @@ def test_filter_pick_three_and_compare(live_server, loaded_catalog, page, screen
     page.wait_for_url("**/compare/?*")
     assert page.url.count("tools=") == 3
 
-    header_links = page.locator("table.compare-table thead a")
+    header_links = page.locator("table.compare-matrix thead a")
     assert [href.split("/")[-2] for href in header_links.evaluate_all("links => links.map(a => a.href)")] == PICKED
     assert page.locator(".notice-error").count() == 0
 
     rating_row = page.locator('tr[data-row="rating"]')
     assert "row-differs" in rating_row.get_attribute("class")
-    assert "differs" in rating_row.locator("th").inner_text().lower()
-    highlighted = rating_row.locator("td").first.evaluate("cell => getComputedStyle(cell).backgroundColor")
-    plain = page.locator('tr[data-row="kind"] td').first.evaluate("cell => getComputedStyle(cell).backgroundColor")
-    assert highlighted != plain
-    assert "differs" not in page.locator('tr[data-row="kind"] th').inner_text().lower()  # all three are engines
-    assert page.locator("tr.row-differs").count() >= 3
+    assert "(differs)" in rating_row.locator("th").text_content()
+    marked = rating_row.locator("th").evaluate("cell => getComputedStyle(cell).boxShadow")
+    plain = page.locator('tr[data-row="kind"] th').evaluate("cell => getComputedStyle(cell).boxShadow")
+    assert marked != plain
+    assert "(differs)" not in page.locator('tr[data-row="kind"] th').text_content()  # all three are engines
+    assert page.locator('tr[data-row="hardware:nvidia-cuda"] td[data-state="yes"]').count() == 3
     screenshot(page, "4-comparison")
 
 
@@ -59,12 +61,45 @@ def test_catalog_and_comparison_fit_a_phone(live_server, loaded_catalog, phone_p
 
     phone_page.goto(f"{live_server.url}/compare/?tools=groq,cerebras,together-ai,fireworks-ai")
     assert phone_page.evaluate("document.documentElement.scrollWidth") <= 390
-    assert phone_page.locator("table.compare-table thead a").count() == 4
+    assert phone_page.locator("table.compare-matrix thead a").count() == 4
     screenshot(phone_page, "compare-phone")
 
     phone_page.goto(f"{live_server.url}/tools/llama-cpp/")
     assert phone_page.evaluate("document.documentElement.scrollWidth") <= 390
     screenshot(phone_page, "tool-phone")
+
+
+def test_only_differences_without_javascript_and_sticky_on_a_phone(live_server, loaded_catalog, browser,
+                                                                   screenshot):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.url}/compare/?tools=vllm,sglang,llama-cpp,mlx")
+        all_rows = page.locator("tbody tr[data-row]").count()
+        same_rows = page.locator("tbody tr.row-same").count()
+        assert same_rows > 0
+        page.get_by_role("link", name=re.compile(r"^Only differences")).click()
+        page.wait_for_url("**only=differences*")
+        assert page.locator("tbody tr[data-row]").count() == all_rows - same_rows
+        assert page.locator("tbody tr.row-same").count() == 0
+        assert page.locator('.segmented a[aria-current="true"]').inner_text().startswith("Only differences")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+        region = page.locator(".compare-scroll")
+        first_label = page.locator("tbody tr[data-row] th").first
+        header = page.locator("thead th").nth(1)
+        left_before = first_label.bounding_box()["x"]
+        top_before = header.bounding_box()["y"]
+        region.evaluate("el => { el.scrollLeft = 400; el.scrollTop = 600; }")
+        assert first_label.bounding_box()["x"] == pytest.approx(left_before, abs=1)  # first column stays put
+        assert header.bounding_box()["y"] == pytest.approx(top_before, abs=1)  # so does the header
+        screenshot(page, "only-differences-phone", full_page=False)
+
+        page.get_by_role("link", name=re.compile(r"^All rows")).click()
+        page.wait_for_url(lambda url: "only=" not in url)
+        assert page.locator("tbody tr[data-row]").count() == all_rows
+    finally:
+        context.close()
 
 
 def test_compare_from_the_catalog_without_javascript(live_server, loaded_catalog, browser, screenshot):
@@ -76,7 +111,7 @@ def test_compare_from_the_catalog_without_javascript(live_server, loaded_catalog
             page.check(f"#pick-{slug}")
         page.get_by_role("button", name="Compare selected").last.click()
         page.wait_for_url("**/compare/?*")
-        links = page.locator("table.compare-table thead a").evaluate_all("links => links.map(a => a.href)")
+        links = page.locator("table.compare-matrix thead a").evaluate_all("links => links.map(a => a.href)")
         assert [href.split("/")[-2] for href in links] == ["groq", "cerebras"]
         screenshot(page, "compare-no-js")
     finally:

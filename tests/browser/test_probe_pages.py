@@ -59,18 +59,19 @@ def _painted_pixels(page, selector: str) -> int:
 def test_providers_page_draws_its_charts(live_server, measured_providers, page, screenshot):
     problems = _collect_errors(page)
     page.goto(f"{live_server.url}/providers/", wait_until="load")
-    page.wait_for_selector("[data-probe-charts]:not([hidden])")
+    page.wait_for_selector('[data-probe-charts] figure.is-drawn canvas')
 
-    for canvas_id in ("chart-speed-price", "chart-ttft-speed", "chart-history-speed", "chart-history-ttft"):
-        selector = f"canvas#{canvas_id}"
+    for chart_id in ("speed-price", "ttft-speed", "history-output_speed_tps", "history-ttft_ms"):
+        selector = f'figure[data-chart-id="{chart_id}"] canvas'
         box = page.locator(selector).bounding_box()
-        assert box is not None and box["width"] > 100 and box["height"] > 100, canvas_id
+        assert box is not None and box["width"] > 100 and box["height"] > 100, chart_id
         datasets = page.eval_on_selector(selector, "canvas => Chart.getChart(canvas).data.datasets.length")
-        assert datasets == 2, canvas_id
-        assert _painted_pixels(page, selector) > 500, canvas_id
+        assert datasets == 2, chart_id
+        assert _painted_pixels(page, selector) > 500, chart_id
 
     history_points = page.eval_on_selector(
-        "canvas#chart-history-speed", "canvas => Chart.getChart(canvas).data.datasets[0].data.length"
+        'figure[data-chart-id="history-output_speed_tps"] canvas',
+        "canvas => Chart.getChart(canvas).data.datasets[0].data.length",
     )
     assert history_points == 8
     screenshot(page, "providers-charts")
@@ -106,7 +107,8 @@ def test_without_javascript_the_table_stands_alone(live_server, measured_provide
     page = context.new_page()
     try:
         page.goto(f"{live_server.url}/providers/?workload=nope", wait_until="load")
-        assert page.locator("[data-probe-charts]").is_hidden()
+        assert page.locator("[data-probe-charts] canvas").count() == 0
+        assert page.locator('figure[data-chart-id="ttft-speed"] tbody tr').count() == 2
         assert page.locator('tr[data-target="groq-oss"]').first.is_visible()
         assert "Unknown workload" in page.locator(".probe-notice--warning").inner_text()
         screenshot(page, "providers-no-js")
@@ -124,9 +126,9 @@ def measured_engine():
 def test_engines_page_draws_without_the_price_chart(live_server, measured_engine, page, screenshot):
     problems = _collect_errors(page)
     page.goto(f"{live_server.url}/engines/", wait_until="load")
-    page.wait_for_selector("[data-probe-charts]:not([hidden])")
-    assert page.locator("canvas#chart-speed-price").count() == 0
-    assert _painted_pixels(page, "canvas#chart-ttft-speed") > 500
+    page.wait_for_selector('[data-probe-charts] figure.is-drawn canvas')
+    assert page.locator('figure[data-chart-id="speed-price"]').count() == 0
+    assert _painted_pixels(page, 'figure[data-chart-id="ttft-speed"] canvas') > 500
     screenshot(page, "engines")
     assert problems == []
 
@@ -134,10 +136,10 @@ def test_engines_page_draws_without_the_price_chart(live_server, measured_engine
 def test_providers_page_fits_a_phone(live_server, measured_providers, phone_page, screenshot):
     problems = _collect_errors(phone_page)
     phone_page.goto(f"{live_server.url}/providers/", wait_until="load")
-    phone_page.wait_for_selector("[data-probe-charts]:not([hidden])")
+    phone_page.wait_for_selector('[data-probe-charts] figure.is-drawn canvas')
     width = phone_page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the providers page scrolls sideways on a phone ({width}px)"
-    assert phone_page.locator("canvas#chart-ttft-speed").bounding_box()["width"] <= 390
+    assert phone_page.locator('figure[data-chart-id="ttft-speed"] canvas').bounding_box()["width"] <= 390
     screenshot(phone_page, "providers-phone")
     assert problems == []
 
@@ -154,13 +156,13 @@ def test_methodology_page_links_its_sections(live_server, measured_providers, pa
     assert problems == []
 
 
-def test_empty_providers_page_with_long_model_ids_fits_a_phone(live_server, phone_page, screenshot):
+def test_unmeasured_providers_page_with_long_model_ids_fits_a_phone(live_server, phone_page, screenshot):
     from django.core.management import call_command
 
     call_command("load_catalog", verbosity=0)
     phone_page.goto(f"{live_server.url}/providers/", wait_until="load")
-    assert "Nothing has been measured yet" in phone_page.content()
+    assert "probe run on this site yet" in phone_page.content()
     assert "accounts/fireworks/models/gpt-oss-120b" in phone_page.content()
     width = phone_page.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390, f"the empty providers page scrolls sideways on a phone ({width}px)"
+    assert width <= 390, f"the unmeasured providers page scrolls sideways on a phone ({width}px)"
     screenshot(phone_page, "providers-empty-phone")

@@ -64,8 +64,10 @@ def build_sample_catalog() -> dict[str, Tool]:
     for slug in ("vllm", "groq", "cerebras"):
         tools[slug].api_surface_support.create(api_surface=chat)
     tools["groq"].api_surface_support.filter(api_surface=chat).update(
-        gaps="Rejects logprobs and logit_bias.", source=groq_docs
+        gaps="Rejects logprobs and logit_bias.", checks={"logprobs": "rejected", "logit_bias": "rejected"},
+        source=groq_docs,
     )
+    tools["vllm"].api_surface_support.filter(api_surface=chat).update(checks={"logprobs": "supported"})
 
     reference_model = LanguageModelFactory(slug="gpt-oss-120b", name="gpt-oss-120b", source=seed)
     smaller_model = LanguageModelFactory(slug="gpt-oss-20b", name="gpt-oss-20b", source=seed)

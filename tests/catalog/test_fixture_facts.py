@@ -331,3 +331,53 @@ def test_seed_sources_have_no_url_and_public_sources_do():
                 "tensorrt-llm-docs-quantization", "tensorrt-llm-docs-trtllm-serve", "groq-docs-openai",
                 "cerebras-docs-openai", "together-docs-openai", "fireworks-docs-openai"):
         assert Source.objects.get(key=key).url.startswith("https://"), key
+
+
+@pytest.mark.parametrize(
+    ("slug", "feature", "source"),
+    [
+        ("fireworks-ai", "tool-calling", "fireworks-docs-responses-api"),
+        ("fireworks-ai", "structured-output", "fireworks-docs-structured-outputs"),
+        ("cerebras", "tool-calling", "cerebras-docs-openai"),
+        ("cerebras", "structured-output", "cerebras-docs-structured-outputs"),
+        ("ollama", "tool-calling", "ollama-openai-compatibility"),
+        ("ollama", "structured-output", "ollama-blog-structured-outputs"),
+        ("tensorrt-llm", "structured-output", "tensorrt-llm-docs-guided-decoding"),
+        ("lm-studio", "structured-output", "lmstudio-blog-mlx"),
+    ],
+)
+def test_tool_calling_and_structured_output_facts_cite_the_vendors_docs(slug, feature, source):
+    support = ToolFeature.objects.get(tool__slug=slug, feature__slug=feature)
+
+    assert support.source.key == source
+    assert support.source.url.startswith("https://")
+
+
+@pytest.mark.parametrize(
+    ("slug", "targets"),
+    [
+        ("ollama", {"nvidia-cuda", "amd-rocm", "apple-silicon", "vulkan", "x86-cpu"}),
+        ("jan", {"nvidia-cuda", "apple-silicon", "x86-cpu"}),
+        ("lm-studio", {"apple-silicon"}),
+        ("ds4", {"apple-silicon", "nvidia-cuda", "amd-rocm"}),
+    ],
+)
+def test_hardware_of_the_local_apps_comes_from_their_own_docs(slug, targets):
+    supports = HardwareSupport.objects.filter(tool__slug=slug).select_related("source", "hardware")
+
+    assert {support.hardware.slug for support in supports} == targets
+    assert all(support.source.url for support in supports)
+
+
+def test_ds4_licence_and_scope_come_from_its_repository():
+    ds4 = Tool.objects.get(slug="ds4")
+
+    assert ds4.licence.spdx_id == "MIT"
+    assert "not GGUF files in general" in ds4.summary and "GLM" in ds4.summary
+    assert {"ds4-readme", "ds4-licence"} <= set(ds4.sources.values_list("key", flat=True))
+
+
+def test_facts_are_cited_to_the_seed_that_states_them():
+    tensorrt = Caveat.objects.get(tool__slug="tensorrt-llm", key="awkward-outside-nvidia-datacenters")
+    assert tensorrt.source.key == "seed-000-engine-guide" and "AMD, Apple or Intel" in tensorrt.body
+    assert "AMD" not in Caveat.objects.get(tool__slug="tensorrt-llm", key="nvidia-only-compilation").body

@@ -13,6 +13,7 @@ from tests.factories import (
     LanguageModelFactory,
     LicenceFactory,
     PriceItemFactory,
+    QuantFormatFactory,
     ToolFactory,
 )
 
@@ -118,6 +119,28 @@ def test_filters(small_catalog, filters, expected):
     assert slugs(tool_list(filters=filters)) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("apple", ["llama-cpp", "mlx"]),  # hardware name
+        ("groq-lpu", ["groq"]),  # hardware slug
+        ("batching", ["vllm", "tgi"]),  # feature name
+        ("provider", ["groq", "cerebras", "quote-only"]),  # kind
+        ("Hosted provider", ["groq", "cerebras", "quote-only"]),  # kind, as the page words it
+    ],
+)
+def test_search_matches_hardware_features_and_kind(small_catalog, text, expected):
+    assert slugs(tool_list(filters={"q": text})) == expected
+
+
+def test_search_for_a_format_finds_every_tool_that_lists_it(small_catalog):
+    gguf = QuantFormatFactory(slug="gguf", name="GGUF")
+    for slug in ("vllm", "mlx"):
+        Tool.objects.get(slug=slug).quant_format_support.create(quant_format=gguf)
+
+    assert slugs(tool_list(filters={"q": "gguf"})) == ["llama-cpp", "vllm", "mlx"]
+
+
 def test_tool_get_raises_for_unknown_slug():
     with pytest.raises(Tool.DoesNotExist):
         tool_get(slug="nope")
@@ -196,7 +219,7 @@ def test_list_and_detail_and_compare_query_counts_are_constant(count, django_ass
             [support.hardware.name for support in tool.hardware_support.all()]
             tool.licence and tool.licence.spdx_id
     assert len(rows) == count
-    with django_assert_num_queries(8):  # tool + 7 prefetches
+    with django_assert_num_queries(10):  # tool + 9 prefetches (with its models and reported figures)
         tool = tool_get(slug="grown-3")
         tool_compare_ready = [list(tool.price_items.all()), list(tool.caveats.all()), list(tool.sources.all())]
     assert all(tool_compare_ready)

@@ -1,3 +1,5 @@
+import csv
+import io
 import re
 
 import pytest
@@ -19,6 +21,14 @@ def header_tools(html: str) -> list[str]:
     return re.findall(r'href="/tools/([^/]+)/"', thead)
 
 
+def matrix_rows(html: str) -> dict[str, list[str]]:
+    """data-row key -> the cells' data-state values, in tool order."""
+    rows = {}
+    for key, body in re.findall(r'<tr class="row-[a-z]+" data-row="([^"]+)">(.*?)</tr>', html, re.S):
+        rows[key] = re.findall(r'data-state="([a-z]+)"', body)
+    return rows
+
+
 @pytest.mark.parametrize(
     "slugs",
     [["groq", "cerebras"], ["llama-cpp", "vllm", "mlx"], ["groq", "cerebras", "vllm", "tgi"]],
@@ -29,7 +39,7 @@ def test_compare_two_to_four_tools(client, catalog, slugs):
     html = response.content.decode()
     assert header_tools(html) == slugs
     assert 'class="notice notice-error"' not in html
-    assert html.count('data-row="') == 12
+    assert all(len(states) == len(slugs) for states in matrix_rows(html).values())
 
 
 def test_compare_accepts_repeated_params_from_checkboxes(client, catalog):
@@ -38,18 +48,89 @@ def test_compare_accepts_repeated_params_from_checkboxes(client, catalog):
     assert header_tools(response.content.decode()) == ["groq", "cerebras", "vllm"]
 
 
-def test_differing_rows_are_marked_in_text_not_only_colour(client, catalog):
+def test_matrix_rows_are_the_catalog_facts_of_the_compared_tools(client, catalog):
+    html = client.get(reverse("catalog:compare"), {"tools": "llama-cpp,vllm,tgi,groq"}).content.decode()
+    rows = matrix_rows(html)
+
+    hardware = [key for key in rows if key.startswith("hardware:")]
+    # Every target any of them lists, in the catalog's order; none that no compared tool has (cerebras-wse).
+    assert hardware == ["hardware:nvidia-cuda", "hardware:apple-silicon", "hardware:groq-lpu"]
+    assert rows["hardware:nvidia-cuda"] == ["yes", "yes", "yes", "unknown"]
+    assert rows["hardware:apple-silicon"] == ["yes", "unknown", "unknown", "unknown"]
+    assert rows["feature:multi-lora"] == ["unknown", "yes", "unknown", "unknown"]
+    assert [key for key in rows if key.startswith("format:")] == ["format:fp8", "format:gguf"]
+    # A gap documented as rejected is "no"; a supported one "yes"; unknown where no source says.
+    assert rows["check:logprobs"] == ["unknown", "yes", "unknown", "no"]
+    assert rows["api:openai-chat"] == ["unknown", "yes", "unknown", "partial"]
+    assert "Probabilities of the generated tokens (logprobs)" in html
+
+
+def test_rows_differ_only_where_the_tools_do_and_say_so_in_text(client, catalog):
     html = client.get(reverse("catalog:compare"), {"tools": "groq,cerebras"}).content.decode()
-    kind_row = re.search(r'<tr class="([^"]+)" data-row="kind">\s*<th scope="row">([^<]+)(.*?)</th>', html, re.S)
-    assert kind_row.group(1) == "row-same" and "Differs" not in kind_row.group(3)
-    rating_row = re.search(r'<tr class="([^"]+)" data-row="rating">\s*<th scope="row">([^<]+)(.*?)</th>', html, re.S)
-    assert rating_row.group(1) == "row-same"
-    prices_row = re.search(r'<tr class="([^"]+)" data-row="price_items">\s*<th scope="row">([^<]+)(.*?)</th>', html, re.S)
-    assert prices_row.group(1) == "row-differs" and "Differs" in prices_row.group(3)
-    assert "Rejects logprobs" not in html  # gaps are summarised in the table, detailed on the tool page
-    assert "OpenAI chat completions: gaps documented" in html
-    assert "$0.35 in / $0.75 out per 1M tokens" in html
-    assert "$5.00 credit" in html
+
+    kind_row = re.search(r'<tr class="([^"]+)" data-row="kind">(.*?)</tr>', html, re.S)
+    assert kind_row.group(1) == "row-same" and "(differs)" not in kind_row.group(2)
+    price_row = re.search(r'<tr class="([^"]+)" data-row="same_model_price">(.*?)</tr>', html, re.S)
+    assert price_row.group(1) == "row-differs" and "(differs)" in price_row.group(2)
+    assert "$0.15 in / $0.60 out per 1M tokens" in price_row.group(2)
+    assert "$0.35 in / $0.75 out per 1M tokens" in price_row.group(2)
+
+
+def test_two_free_engines_have_the_same_price_row(client, catalog):
+    for tool in ("llama-cpp", "vllm"):
+        catalog[tool].price_items.create(item=f"{tool} (self-hosted)", unit="free", tier="free",
+                                         source=catalog[tool].sources.first())
+    html = client.get(reverse("catalog:compare"), {"tools": "llama-cpp,vllm"}).content.decode()
+
+    price_row = re.search(r'<tr class="([^"]+)" data-row="same_model_price">(.*?)</tr>', html, re.S)
+    assert price_row.group(1) == "row-same"
+    assert "Free software: you pay for the hardware" in price_row.group(2)
+
+
+def test_ideal_for_row_and_warnings_row(client, catalog):
+    catalog["vllm"].ideal_for = "Teams serving many users."
+    catalog["vllm"].save()
+    catalog["tgi"].ideal_for = ""
+    catalog["tgi"].save()
+    html = client.get(reverse("catalog:compare"), {"tools": "vllm,tgi"}).content.decode()
+
+    ideal = re.search(r'data-row="ideal_for">(.*?)</tr>', html, re.S).group(1)
+    assert "Teams serving many users." in ideal and "Not stated" in ideal
+    assert "Someone must own upgrades and network exposure" in html
+
+
+def test_only_differences_is_a_plain_link_that_drops_the_equal_rows(client, catalog):
+    url = reverse("catalog:compare")
+    full = client.get(url, {"tools": "vllm,tgi"}).content.decode()
+    assert 'href="?tools=vllm,tgi&amp;only=differences"' in full
+    only = client.get(url, {"tools": "vllm,tgi", "only": "differences"}).content.decode()
+
+    assert "hardware:nvidia-cuda" in matrix_rows(full) and "feature:continuous-batching" in matrix_rows(full)
+    kept = matrix_rows(only)
+    assert "hardware:nvidia-cuda" not in kept and "feature:continuous-batching" not in kept
+    assert "feature:multi-lora" in kept
+    assert 'class="row-same"' not in only
+    assert 'aria-current="true">Only differences' in only
+
+
+def test_compare_csv_has_one_line_per_aspect(client, catalog):
+    response = client.get(reverse("catalog:compare_csv"), {"tools": "vllm,groq"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert 'filename="compare-vllm-groq.csv"' in response["Content-Disposition"]
+    lines = list(csv.reader(io.StringIO(response.content.decode())))
+    assert lines[0] == ["section", "aspect", "vLLM", "Groq"]
+    assert ["Hardware", "NVIDIA CUDA", "Yes", "Not stated"] in lines
+    assert ["API gaps (documented request parameters)", "Probabilities of the generated tokens (logprobs)",
+            "Yes", "No"] in lines
+
+
+def test_compare_csv_without_tools_is_a_400_naming_the_parameter(client, catalog):
+    response = client.get(reverse("catalog:compare_csv"), {"tools": "vllm"})
+
+    assert response.status_code == 400
+    assert response.content.decode().startswith("tools: Only one tool was chosen")
 
 
 @pytest.mark.parametrize(
@@ -96,16 +177,6 @@ def test_compare_query_count_is_constant(client, django_assert_num_queries, coun
         response = client.get(reverse("catalog:compare"), {"tools": "grown-0,grown-1,grown-2,grown-3"})
     assert response.status_code == 200
     assert response.content.decode().count('name="tools"') == count
-
-
-def test_list_entries_not_every_tool_has_are_emphasised(client, catalog):
-    html = client.get(reverse("catalog:compare"), {"tools": "vllm,tgi"}).content.decode()
-    features = html.split('data-row="features"')[1].split("</tr>")[0]
-    assert "<li>Continuous batching</li>" in features  # both have it
-    assert '<li class="only-some"><strong>Multi-LoRA</strong>' in features
-    assert "(not every tool compared)" in features
-    caveats = html.split('data-row="caveats"')[1].split("</tr>")[0]
-    assert "Warning: Someone must own upgrades and network exposure" in caveats
 
 
 @pytest.mark.parametrize("raw", ["a%00,b", "llama-cpp,%3Cscript%3E", "vllm," + "x" * 200])

@@ -57,17 +57,37 @@ def test_unknown_tool_gets_the_project_404_page(client, catalog):
 @pytest.mark.parametrize("count", [5, 50])
 def test_tool_page_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
-    # fingerprint, the tool, 7 prefetches, 3 for the tool's measured targets
-    with django_assert_num_queries(12):
+    # fingerprint, the tool, 9 prefetches (with its models and reported figures), 3 for its measured targets,
+    # 1 for the use cases naming it
+    with django_assert_num_queries(15):
         response = client.get(reverse("catalog:tool_detail", args=["grown-1"]))
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("use_cases", [1, 8])
+def test_tool_page_lists_the_use_cases_naming_it_with_constant_queries(client, django_assert_num_queries,
+                                                                      use_cases):
+    from tests.factories import UseCaseFactory, UseCaseRecommendationFactory
+
+    _grow_catalog(5)
+    tool = ToolFactory(slug="grown-1")
+    for index in range(use_cases):
+        UseCaseRecommendationFactory(use_case=UseCaseFactory(slug=f"case-{index}", title=f"Case {index}"),
+                                     tool=tool, reason=f"Reason {index}.", is_recommended=index > 0)
+    with django_assert_num_queries(15):
+        html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
+    section = html.split('id="use-cases-heading"')[1].split("</section>")[0]
+    assert f'href="/use-cases/case-{use_cases - 1}/"' in section and f"Reason {use_cases - 1}." in section
+    assert section.count("listed by a source, not recommended here") == 1
 
 
 def test_tool_with_nothing_recorded_renders_empty_states(client):
     ToolFactory(slug="bare", name="Bare", licence=None, verdict="", ideal_for="", last_verified=None)
     html = client.get(reverse("catalog:tool_detail", args=["bare"])).content.decode()
     for empty in ("No prices are recorded", "No hardware support is recorded", "No quantization formats",
-                  "No API surfaces", "No features are recorded", "No sources are recorded", "Not recorded"):
+                  "No API surfaces", "No features are recorded", "No sources are recorded", "Not recorded",
+                  "No use case or hardware recipe in the seed guides names Bare",
+                  "The catalog does not record which models"):
         assert empty in html
 
 
@@ -80,7 +100,7 @@ def test_tool_page_shows_measured_targets_with_constant_queries(client, django_a
     for index in range(targets):
         target = ProbeTargetFactory(slug=f"measured-{index}", name=f"Measured target {index}", tool=tool)
         MeasurementSummaryFactory(target=target, workload="in-100")
-    with django_assert_num_queries(12):
+    with django_assert_num_queries(15):
         html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
     assert f"Measured target {targets - 1}" in html
     assert "121" in html  # the 72-hour median TTFT of the summary, in ms

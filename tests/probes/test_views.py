@@ -1,6 +1,5 @@
 import datetime as dt
 import html
-import json
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -90,18 +89,26 @@ def test_providers_page_shows_formatted_medians_prices_and_status(client, provid
     assert "ago, from eu-west-1)" in page
 
 
-def test_providers_page_embeds_chart_data_and_local_chart_library(client, providers):
+def _chart_points(page: str, chart_id: str) -> list[tuple[str, float | None, float]]:
+    figure = re.search(rf'<figure[^>]*data-chart-id="{chart_id}".*?</figure>', page, re.S).group(0)
+    rows = re.findall(r'<tr data-label="([^"]+)"(?: data-series="[^"]*")? data-x="([^"]*)" data-y="([^"]*)"', figure)
+    return [(html.unescape(label), float(x) if x else None, float(y)) for label, x, y in rows]
+
+
+def test_providers_page_charts_are_tables_the_local_chart_library_draws(client, providers):
     page = _get(client, "probes:providers")
 
-    data = json.loads(html.unescape(re.search(r'id="probe-chart-data"[^>]*>(.*?)</script>', page, re.S).group(1)))
-    by_slug = {point["slug"]: point for point in data["points"]}
-    assert by_slug["groq-gpt-oss-120b"]["output_speed_tps"] == 463.25
-    assert by_slug["groq-gpt-oss-120b"]["blended_usd"] == pytest.approx((3 * 0.15 + 0.75) / 4)
-    assert by_slug["cerebras-gpt-oss-120b"]["blended_usd"] is None
-    assert {series["slug"] for series in data["history"]} == {"groq-gpt-oss-120b", "cerebras-gpt-oss-120b"}
+    # Only Groq has a catalog price for its model: Cerebras stays out of the price chart rather than at $0.
+    assert _chart_points(page, "speed-price") == [("Groq · gpt-oss-120b", pytest.approx((3 * 0.15 + 0.75) / 4), 463.25)]
+    assert sorted(_chart_points(page, "ttft-speed")) == [
+        ("Cerebras · gpt-oss-120b", 2950.0, 95.0), ("Groq · gpt-oss-120b", 463.25, 187.4),
+    ]
+    history = _chart_points(page, "history-output_speed_tps")
+    assert {label for label, _, _ in history} == {"Groq · gpt-oss-120b", "Cerebras · gpt-oss-120b"}
     assert "/static/vendor/chartjs/chart.umd.min.js" in page
-    assert "/static/js/probe-charts.js" in page
-    assert "data-probe-charts hidden" in page
+    assert "/static/js/charts.js" in page
+    assert "probe-charts.js" not in page
+    assert "data-chart-canvas hidden" in page
 
 
 def test_stale_figure_is_marked_with_its_age(client, providers):
@@ -126,27 +133,31 @@ def test_compat_matrix_shows_every_outcome_with_status_and_message(client, provi
     assert "Not checked" in matrix
 
 
-def test_without_targets_the_pages_say_how_to_configure_one(client):
+def test_without_targets_the_pages_say_so_and_point_operators_to_the_methodology(client):
     providers_page = _get(client, "probes:providers")
     engines_page = _get(client, "probes:engines")
+    methodology_page = _get(client, "probes:methodology")
 
-    assert "Nothing has been measured yet" in providers_page
-    assert "python manage.py probe --target" in providers_page
-    assert "Nothing has been measured yet" in engines_page
-    assert "make engine" in engines_page
+    for page in (providers_page, engines_page):
+        assert "has a\n    probe run on this site yet" in page
+        assert 'href="/methodology/#operators"' in page
+        assert "python manage.py probe --target" not in page
+        assert "data-chart-id=\"history-" not in page
     assert "No compatibility run has completed" in providers_page
-    assert "probe-chart-data" not in providers_page
+    assert "python manage.py probe --target" in methodology_page
+    assert "make engine" in methodology_page
 
 
-def test_disabled_templates_name_their_key_variable_in_the_empty_state(client):
+
+def test_methodology_runbook_names_each_templates_key_variable_and_state(client):
     groq = make_tool(slug="groq", name="Groq")
     factories.ProbeTargetFactory(slug="groq-template", name="Groq template", tool=groq, enabled=False,
                                  api_key_env="GROQ_API_KEY")
 
-    page = _get(client, "probes:providers")
+    page = _get(client, "probes:methodology")
 
-    assert "Nothing has been measured yet" in page
-    assert "<code>GROQ_API_KEY</code>" in page and "disabled" in page
+    row = re.search(r'<tr data-target="groq-template">.*?</tr>', page, re.S).group(0)
+    assert "<code>GROQ_API_KEY</code>" in row and "disabled" in row
 
 
 def test_not_configured_target_is_shown_distinctly_without_any_key_value(client, providers, monkeypatch):

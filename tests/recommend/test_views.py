@@ -1,6 +1,8 @@
 """The recommendation pages render, explain themselves, reject bad input with messages, and keep queries flat."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -32,7 +34,7 @@ def test_private_on_device_page_shows_ollama_listing_with_warning(client, loaded
 
     page = html(response)
     assert response.status_code == 200
-    recommended = page[page.index("Recommended, in order"):page.index("Listed by a source, but not recommended")]
+    recommended = page[page.index("Where to start, and when to choose another"):page.index("Listed by a source, but not recommended")]
     assert recommended.index('data-tool="llama-cpp"') < recommended.index('data-tool="mlx"')
     assert "ollama" not in recommended
     listed = page[page.index("Listed by a source, but not recommended"):]
@@ -44,6 +46,35 @@ def test_recipe_page_links_to_the_wizard_prefilled(client, loaded_catalog):
     response = client.get(reverse("recommend:use_case_detail", args=["recipe-single-rtx"]))
 
     assert f'{reverse("recommend:wizard")}?hardware=rtx_single' in html(response)
+
+
+def test_recipe_alternatives_are_conditional_choices_not_a_ranking(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:use_case_detail", args=["recipe-single-rtx"])))
+
+    assert "Start with <a" in page and ">ExLlamaV2</a>" in page
+    assert ">llama.cpp</a> when you run GGUF files, need portability or must offload to system memory" in page
+    assert ">vLLM</a> when you serve several users" in page
+    assert "<ol" not in page.split("Where to start")[1].split("</ul>")[0]
+
+    hopper = html(client.get(reverse("recommend:use_case_detail", args=["recipe-8x-h100-h200"])))
+    assert "Evaluate <a" in hopper and ">TensorRT-LLM</a> when you optimize for throughput" in hopper
+    assert "Add <a" in hopper and ">NVIDIA Dynamo</a> when you orchestrate a fleet" in hopper
+
+
+def test_engine_guide_renders_the_seeds_knowledge(client, loaded_catalog, django_assert_max_num_queries):
+    with django_assert_max_num_queries(4):
+        response = client.get(reverse("recommend:engine_guide"))
+
+    page = html(response)
+    assert response.status_code == 200
+    assert page.count('<tr data-rule="') == 8
+    assert 'href="/tools/nvidia-dynamo/">NVIDIA Dynamo</a>' in page and "runs on top of vLLM" in page
+    for heading in ("What a benchmark must state", "Ten benchmarking rules", "Common mistakes",
+                    "Quantization advice"):
+        assert heading in page
+    assert page.count("<li>", page.index("id=\"rules-heading\""), page.index("id=\"mistakes-heading\"")) == 10
+    assert "AWQ" in page and "GPTQ" in page and "up to about 13B" in page
+    assert "LLM inference engines and local AI hardware, 2026 edition (seed 000)" in page
 
 
 def test_unknown_use_case_is_a_404(client, db):
@@ -73,9 +104,44 @@ def test_wizard_answer_has_top_pick_reasons_sources_and_runner_ups(client, loade
     result = response.context["result"]
     assert result["results"][0]["tool"] == "exllamav2"
     assert result["results"][0]["reasons"][0]["source"]["key"] == "seed-000-engine-guide"
-    assert "Top pick" in page and "Why not first:" in page
+    assert "Our pick" in page and "Why not first:" in page
     assert "Listed by a source, never recommended here" in page and "do not use Ollama" in page
     assert {item["tool"] for item in result["results"] if item["kind"] == "provider"} >= {"groq", "together-ai"}
+
+
+def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(client, loaded_catalog):
+    HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
+    response = client.get(reverse("recommend:wizard"), {"hardware": "rtx_single", "context_tokens": 16384})
+
+    page = html(response)
+    answer = page.index('class="reco-answer"')
+    assert answer < page.index("<form") and answer < page.index("The ranking, with reasons")
+    assert page.count("Our pick") == 1
+    assert 'action="/recommend/#result"' in page
+    switches = response.context["result"]["switch_when"]
+    assert {"tool": "llama-cpp", "name": "llama.cpp", "companion_name": "",
+            "when": "the model only fits in system memory (CPU+GPU offload)"} in switches
+    assert "Switch to <a" in page and "when you serve several users at once" in page
+    assert "/fit/?context_tokens=16384&amp;concurrency=1&amp;hardware=nvidia-rtx-4090&amp;devices=1#result" in page
+    assert "/break-even/?gpu_count=1" in page
+
+
+def test_wizard_labels_api_features_in_plain_language_and_numbers_each_question_once(client, db):
+    page = html(client.get(reverse("recommend:wizard")))
+
+    assert "Probabilities of the generated tokens" in page and "Boosting or banning chosen tokens" in page
+    for number in range(1, 11):
+        assert len(re.findall(rf"(?<![\d.,]){number}\. [A-Z]", page)) == 1, number
+
+
+def test_ollama_notice_only_where_ollama_would_run(client, loaded_catalog):
+    hosted = html(client.get(reverse("recommend:wizard"), {"hardware": "none"}))
+    browser = html(client.get(reverse("recommend:wizard"), {"hardware": "browser_app"}))
+    mac = html(client.get(reverse("recommend:wizard"), {"hardware": "mac"}))
+
+    assert "Listed by a source, never recommended here" not in hosted
+    assert "Listed by a source, never recommended here" not in browser
+    assert mac.count("Listed by a source, never recommended here") == 1
 
 
 def test_wizard_on_premises_excludes_providers(client, loaded_catalog):
@@ -100,8 +166,8 @@ def test_wizard_measured_rejection_removes_provider(client, loaded_catalog):
 
 @pytest.mark.parametrize(("query", "field"), [
     ({"hardware": "toaster"}, "What hardware do you actually have?"),
-    ({"hardware": "mac", "context_tokens": "-5"}, "4. Context length"),
-    ({"hardware": "mac", "concurrency": "lots"}, "4. Concurrent requests"),
+    ({"hardware": "mac", "context_tokens": "-5"}, "Context length (tokens)"),
+    ({"hardware": "mac", "concurrency": "lots"}, "Requests at the same time"),
     ({"hardware": "mac", "needs": "telepathy"}, "Which API features must work?"),
     ({"context_tokens": "100"}, "What hardware do you actually have?"),
 ])
@@ -126,7 +192,7 @@ def test_fit_page_renders_presets_and_a_result(client, db):
 
     page = html(response)
     assert response.status_code == 200
-    assert response.context["result"]["result"]["weights_gb"] == pytest.approx(93.4)
+    assert response.context["result"]["result"]["weights_gib"] == pytest.approx(93.4e9 / 2**30)
     assert 'data-fits="true"' in page and 'id="moe-note"' in page
     assert "memory counts <strong>all</strong>" in page and "NVIDIA H100 spec" in page
 
@@ -134,7 +200,7 @@ def test_fit_page_renders_presets_and_a_result(client, db):
 def test_fit_custom_model_needs_its_numbers(client, db):
     response = client.get(reverse("recommend:fit"), {
         "model": "custom", "weight_format": "bf16", "context_tokens": 4096, "concurrency": 1, "kv_cache": "fp16",
-        "hardware": "custom", "memory_gb": "24", "bandwidth_gb_s": "1008", "devices": 1,
+        "hardware": "custom", "memory_gib": "24", "bandwidth_gb_s": "1008", "devices": 1,
     })
 
     assert response.status_code == 400
@@ -239,3 +305,41 @@ def test_fit_link_with_only_a_preset_and_hardware_uses_defaults(client, db):
     result = response.context["result"]
     assert result["input"]["context_tokens"] == 8192 and result["input"]["bits_per_weight"] == 16.0
     assert result["result"]["fits"] is True
+
+
+def test_fit_context_beyond_the_models_maximum_is_a_message_not_a_silent_cap(client, db):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-2-7b", "weight_format": "q4_k_m", "context_tokens": 8192, "hardware": "custom",
+        "memory_gib": 8, "bandwidth_gb_s": 448,
+    })
+
+    assert response.status_code == 400
+    assert "Llama 2 7B handles at most 4,096 tokens of context" in html(response)
+
+
+def test_fit_llama_2_7b_on_an_8_gib_card_defaults_to_its_own_context_and_fits(client, db):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-2-7b", "weight_format": "q4_k_m", "hardware": "custom", "memory_gib": 8,
+        "bandwidth_gb_s": 448,
+    })
+
+    assert response.status_code == 200
+    assert response.context["result"]["input"]["context_tokens"] == 4096
+    assert 'data-fits="true"' in html(response)
+
+
+def test_fit_70b_on_a_4090_shows_no_ceiling_and_what_would_fit(client, db):
+    HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
+
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-3.3-70b", "weight_format": "q4_k_m", "hardware": "nvidia-rtx-4090",
+        "system_bandwidth_gb_s": 89.6,
+    })
+
+    page = html(response)
+    assert 'data-fits="false"' in page
+    assert 'id="decode-ceiling"' not in page and "Decode ceiling, one sequence" not in page
+    assert 'id="what-would-fit"' in page
+    assert "<strong>2 devices</strong>" in page
+    assert "llama.cpp CPU+GPU offload" in page and "slower than if every layer were on the GPU" in page
+    assert "GiB" in page and " GB of" not in page
