@@ -56,7 +56,7 @@ test: install-dev
 engine: catalog $(VENV)/.installed-dev
 	$(PY) manage.py engine_demo
 
-BENCHMARKS := pages api probe_accuracy engine_probe probe_pages probe_summaries recommendations
+BENCHMARKS := pages api probe_accuracy engine_probe probe_pages probe_summaries recommendations sweep_accuracy
 
 # Each script prints its figures and writes benchmarks/results/<name>.md; collect.py rebuilds RESULTS.md.
 bench: install-dev

@@ -37,6 +37,7 @@ urlpatterns = [
     path("probes/summaries/", probe_apis.SummaryListApi.as_view(), name="probe-summary-list"),
     path("probes/compat/", probe_apis.CompatMatrixApi.as_view(), name="probe-compat"),
     path("probes/sweeps/", sweep_apis.SweepRunListApi.as_view(), name="sweep-run-list"),
+    path("probes/sweeps/import/", sweep_apis.SweepImportApi.as_view(), name="sweep-run-import"),
     path("probes/sweeps/<int:pk>/", sweep_apis.SweepRunDetailApi.as_view(), name="sweep-run-detail"),
     path("probes/sweeps/<int:pk>/levels/", sweep_apis.SweepLevelListApi.as_view(), name="sweep-level-list"),
     path("probes/sweeps/<int:pk>/stop/", sweep_apis.SweepRunStopApi.as_view(), name="sweep-run-stop"),

@@ -1,5 +1,5 @@
 """REST endpoints of the benchmark lab: sweep runs (measured here or imported), their levels (also as CSV),
-and the staff-only writes that start, stop and resume a run.
+and the staff-only writes that start, stop and resume a run and import a peer tool's result file.
 
 Runs grow without bound, so their list is keyset-paginated (newest first, by id) like the probe runs.
 """
@@ -10,6 +10,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -19,7 +20,8 @@ from core.apis import Api, ListApi, list_envelope, list_response, query_params
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
-from probes.client.sweep import PRESETS, WorkloadError, workload_from_jsonl
+from probes.client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
+from probes.client.sweep.imports import MAX_RESULT_BYTES
 from probes.models import ProbeTarget, SweepRun
 from probes.selectors import sweeps as selectors
 from probes.services import sweeps as services
@@ -106,7 +108,22 @@ class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
         return f"{url}?format=csv"
 
 
-class SweepStartInputSerializer(serializers.Serializer):
+class BenchmarkCardInputSerializer(serializers.Serializer):
+    """What the operator states on a run's benchmark card: the hardware, its price and the engine flags."""
+
+    hardware = SlugLookupField(
+        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
+        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
+    )
+    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
+    hourly_price_usd = serializers.DecimalField(
+        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
+        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
+    )
+    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+
+
+class SweepStartInputSerializer(BenchmarkCardInputSerializer):
     target = SlugLookupField(
         slug_field="slug", queryset=ProbeTarget.objects.select_related("tool"),
         error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
@@ -123,16 +140,6 @@ class SweepStartInputSerializer(serializers.Serializer):
         required=False, max_length=16 * 1024 * 1024, trim_whitespace=False,
         help_text="Your traffic's lengths: one JSON object per line with input_tokens and output_tokens.",
     )
-    hardware = SlugLookupField(
-        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
-        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
-    )
-    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
-    hourly_price_usd = serializers.DecimalField(
-        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
-        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
-    )
-    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         given = [name for name in ("workload", "preset", "workload_jsonl") if name in attrs]
@@ -299,3 +306,57 @@ class SweepRunResumeApi(_RunAction):
                    request=None, responses={202: SweepRunOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
         return super().post(request, pk)
+
+
+class SweepImportInputSerializer(BenchmarkCardInputSerializer):
+    file = serializers.FileField(
+        help_text="The tool's result file as it wrote it: vLLM bench serve --save-result JSON (or JSONL with "
+        "--append-result), GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json.",
+    )
+    source_tool = serializers.ChoiceField(
+        choices=IMPORT_FORMATS, required=False, help_text="Which tool wrote the file; recognised from it when absent."
+    )
+    target = SlugLookupField(
+        slug_field="slug", queryset=ProbeTarget.objects.select_related("tool"), required=False, allow_null=True,
+        error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
+    )
+    tool = SlugLookupField(
+        slug_field="slug", queryset=Tool.objects.all(), required=False, allow_null=True,
+        help_text="The engine that was measured (the target's when a target is given).",
+        error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
+    )
+
+    def validate_file(self, upload):
+        if upload.size > MAX_RESULT_BYTES:
+            raise serializers.ValidationError(f"Larger than {MAX_RESULT_BYTES // (1024 * 1024)} MiB.")
+        return upload
+
+
+class SweepImportApi(Api):
+    parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
+
+    @extend_schema(
+        operation_id="sweep_runs_import",
+        tags=[TAG_WRITES],
+        summary="Import a peer tool's result file (staff)",
+        description="Stores the file's benchmarks as one run labelled with the tool that wrote it. A file that is "
+        "not one of the known formats, or whose figures are not valid, answers 400 on `file` and stores nothing.",
+        request={"multipart/form-data": SweepImportInputSerializer},
+        responses={201: SweepRunOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SweepImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        run = services.sweep_import_file(
+            data=data["file"].read(),
+            source_tool=data.get("source_tool"),
+            target=data.get("target"),
+            tool=data.get("tool"),
+            hardware=data.get("hardware"),
+            hardware_count=data.get("hardware_count", 1),
+            hourly_price_usd=data.get("hourly_price_usd"),
+            flags=data.get("flags", ""),
+        )
+        return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)

@@ -655,7 +655,7 @@ def _reported_evidence(catalog: CatalogData, slugs: list[str], model: str | None
             parts.append(f"output speed {figure.output_speed_tps:g} tokens/s")
         if figure.ttft_ms:
             parts.append(f"time to first token {figure.ttft_ms:g} ms")
-        workload = f", workload {figure.workload}" if figure.workload else ""
+        workload = f", workload {figure.workload.rstrip('.')}" if figure.workload else ""
         concurrency = f", concurrency {figure.concurrency}" if figure.concurrency else ""
         evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, figure.ttft_ms, (Reason(
             f"Reported by {figure.publisher} on {figure.observed_on} for {model}: {', '.join(parts)}"

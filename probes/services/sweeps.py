@@ -12,6 +12,7 @@ request, so the ORM is never called from inside the event loop and no query dela
 
 ``sweep_import_create`` stores a sweep measured elsewhere (vLLM ``bench serve``, GuideLLM, AIPerf), labelled
 with the tool that produced it; it validates everything first and stores nothing on a bad input.
+``sweep_import_file`` does the same from the tool's own result file (read by ``probes.client.sweep.imports``).
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from probes.client import EndpointConfig
 from probes.client.errors import remove_secrets
 from probes.client.sweep import (
     CLIENT_VERSION,
+    ResultFileError,
     LevelResult,
     SweepLimitError,
     SweepPlan,
@@ -50,6 +52,7 @@ from probes.client.sweep import (
     fetch_server_facts,
     find_knee,
     model_fingerprint,
+    parse_result_file,
     run_prefill_decode,
     run_prefix_cache,
     run_structured_output,
@@ -673,6 +676,43 @@ def sweep_import_create(
     run.changes = _changes_since_previous(run)
     run.save(update_fields=["results", "changes", "updated_at"])
     return run
+
+
+def sweep_import_file(
+    *,
+    data: bytes,
+    source_tool: str | None = None,
+    target: ProbeTarget | None = None,
+    tool: Tool | None = None,
+    hardware: HardwareSpec | None = None,
+    hardware_count: int = 1,
+    hourly_price_usd: Any = None,
+    flags: str = "",
+) -> SweepRun:
+    """Import a peer tool's result file as it wrote it (``source_tool`` None: recognised from the file).
+
+    A file that is not one of the known formats, or whose figures are not valid, raises ApplicationError on
+    the ``file`` field (``source_tool`` when that is what is wrong) and nothing is stored."""
+    try:
+        parsed = parse_result_file(data, source_tool=source_tool or None)
+    except ResultFileError as error:
+        message = str(error)
+        name = "source_tool" if message.startswith("source_tool") else "file"
+        raise ApplicationError(message, fields={name: [message]}) from None
+    started = dt.datetime.fromtimestamp(parsed.started_at, tz=dt.timezone.utc) if parsed.started_at else None
+    finished = dt.datetime.fromtimestamp(parsed.finished_at, tz=dt.timezone.utc) if parsed.finished_at else None
+    try:
+        return sweep_import_create(
+            source_tool=parsed.source_tool, card=parsed.card, workload=parsed.workload, levels=parsed.levels,
+            plan=parsed.plan, target=target, tool=tool, hardware=hardware, hardware_count=hardware_count,
+            hourly_price_usd=hourly_price_usd, flags=flags, started_at=started, finished_at=finished,
+        )
+    except ApplicationError as error:
+        inner = next(iter(error.fields), "")
+        if inner.startswith(("levels", "workload")):
+            message = f"file: the figures it holds are not valid ({error.message})"
+            raise ApplicationError(message, fields={"file": [message]}) from None
+        raise
 
 
 def sweep_run_request(*, actor: Any, target: ProbeTarget, **options) -> SweepRun:

@@ -52,6 +52,19 @@ def test_filter_pick_three_and_compare(live_server, loaded_catalog, page, screen
     screenshot(page, "4-comparison")
 
 
+def test_catalog_table_fits_a_1366_px_window_without_sideways_scrolling(live_server, loaded_catalog, page,
+                                                                       screenshot):
+    page.goto(f"{live_server.url}/")
+    region = page.locator(".table-scroll")
+    scroll_width, client_width = region.evaluate("el => [el.scrollWidth, el.clientWidth]")
+
+    assert scroll_width <= client_width, f"the catalog table is {scroll_width - client_width}px wider than its box"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+    hardware_header = page.locator("table.catalog-table thead th", has_text="Hardware")
+    assert hardware_header.evaluate("el => el.getBoundingClientRect().right") <= 1366
+    screenshot(page, "catalog-desktop", full_page=False)
+
+
 def test_catalog_and_comparison_fit_a_phone(live_server, loaded_catalog, phone_page, screenshot):
     phone_page.goto(f"{live_server.url}/")
     page_width = phone_page.evaluate("document.documentElement.scrollWidth")

@@ -10,7 +10,16 @@ import time
 import pytest
 
 from probes.client import EndpointConfig
-from probes.client.sweep import SweepPlan, Workload, fetch_server_facts, run_prefill_decode, run_sweep
+from probes.client.sweep import (
+    SLO,
+    SweepPlan,
+    Workload,
+    fetch_server_facts,
+    find_knee,
+    run_prefill_decode,
+    run_prefix_cache,
+    run_sweep,
+)
 from probes.engine.server import parse_perf_reports
 
 pytestmark = pytest.mark.engine
@@ -52,6 +61,37 @@ def test_sweep_against_the_engine_shows_its_one_at_a_time_queue(config, llama_se
     assert waits[-1] > single.ttft_ms["p50"] + 0.5 * (single.e2e_ms["p50"] - single.ttft_ms["p50"])
     assert double.ttft_ms["p95"] > single.ttft_ms["p95"]
     assert result.server_info.get("model") == config.model
+
+
+def test_goodput_and_knee_follow_the_engines_queue(config):
+    workload = Workload.from_dict({"name": "short", "input": 100, "output": OUTPUT_TOKENS})
+    probe = asyncio.run(run_sweep(config, plan=SweepPlan(mode="concurrency", levels=(1,), requests_per_level=3),
+                                  workload=workload)).levels[0]
+    # Between one stream's TTFT and the TTFT of a request that waited for a whole other one.
+    threshold = probe.ttft_ms["p50"] + 0.5 * (probe.e2e_ms["p50"] - probe.ttft_ms["p50"])
+    slo = SLO(ttft_ms=threshold, tpot_ms=10_000, attainment=0.75)
+    plan = SweepPlan(mode="concurrency", levels=(1, 2), requests_per_level=4, slo=slo)
+    single, double = asyncio.run(run_sweep(config, plan=plan, workload=workload)).levels
+    assert single.meets_slo and not double.meets_slo
+    met = sum(1 for sample in double.samples if slo.met_by(sample))
+    assert double.slo_attainment == met / 4 <= 0.5 + 0.25  # the second of each pair waited
+    assert double.goodput_rps == pytest.approx(met / double.duration_s)
+    knee = find_knee([single, double])
+    assert (knee.level, knee.best) == (2, 1)
+
+
+def test_prefix_ratio_agrees_with_what_the_engine_evaluated(config, llama_server):
+    """llama-cpp-python keeps only the last prompt's KV: a shared prefix sent after a unique prompt is evaluated
+    again in full, so the suite must find no cache benefit, and the engine's own report must agree."""
+    log_offset = len(llama_server.log_path.read_text(errors="replace"))
+    result = asyncio.run(run_prefix_cache(config, prefix_tokens=600, suffix_tokens=64, requests=3, output_tokens=4))
+    assert result.error_class == "" and result.errors == {}
+    reports = engine_reports(llama_server, log_offset, 8)[-6:]  # unique, shared, unique, shared, ...
+    evaluated = [report.prompt_tokens for report in reports]
+    assert min(evaluated) > 0.9 * max(evaluated)  # every prompt evaluated in full: nothing came from a cache
+    engine_ratio = sum(r.prompt_eval_ms for r in reports[1::2]) / sum(r.prompt_eval_ms for r in reports[0::2])
+    assert 0.7 < result.ttft_ratio < 1.4 and 0.7 < engine_ratio < 1.4
+    assert result.hit_rate is None and result.hit_rate_source == ""  # this server reports no cached-token count
 
 
 def test_prefill_fit_agrees_with_the_engines_own_prompt_rate(config, llama_server):

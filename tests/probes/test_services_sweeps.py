@@ -204,3 +204,26 @@ def test_a_changed_engine_version_splits_the_history():
     assert first.changes == {} and same.changes == {}
     assert upgraded.changes == {"engine_version": {"old": "0.10.1", "new": "0.11.0", "previous_run": same.pk}}
     assert set(new_model.changes) == {"model"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_engine_version_reported_by_the_server_splits_the_history(client):
+    """The retest rule on measured runs: the simulator answers GET /version as vLLM does; after an "upgrade"
+    (a restarted server reporting another version) the next run records the change and its page says so."""
+    target = ProbeTargetFactory(api_key_env="", tool__kind="engine")
+    runs = []
+    for version in ("0.10.1", "0.10.1", "0.11.0"):
+        with start_simulator("openai", schedule=SCHEDULE, engine={"slots": 2}, engine_version=version) as sim:
+            target.base_url, target.model_id = sim.base_url, sim.model
+            target.save()
+            run = sweep_run_create(target=target, workload=WORKLOAD, plan={"levels": [1], "requests_per_level": 2})
+            assert sweep_run_execute(run_id=run.pk, worker="test") == "finished"
+        run.refresh_from_db()
+        runs.append(run)
+    first, same, upgraded = runs
+    assert [run.engine_version for run in runs] == ["0.10.1", "0.10.1", "0.11.0"]
+    assert "version" in upgraded.card["server_sources"] and upgraded.card["engine_version_source"] == "server"
+    assert first.changes == {} and same.changes == {}
+    assert upgraded.changes == {"engine_version": {"old": "0.10.1", "new": "0.11.0", "previous_run": same.pk}}
+    html = client.get(f"/engines/lab/{upgraded.pk}/").content.decode()
+    assert "0.10.1 → 0.11.0" in html and f"changed on {upgraded.queued_at:%Y-%m-%d}, re-measured" in html

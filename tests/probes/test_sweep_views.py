@@ -2,12 +2,13 @@
 note, imports labelled with their tool, side by side, honest empty states, constant query counts."""
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from probes.services.sweeps import sweep_import_create
+from probes.services.sweeps import sweep_import_create, sweep_import_file
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, SweepLevelFactory, SweepRunFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
@@ -61,6 +62,17 @@ def test_imported_run_is_labelled_and_a_version_change_is_announced(client):
     assert f'href="/engines/lab/{old.pk}/"' in html  # the history lists the earlier epoch
     listing = client.get("/engines/lab/").content.decode()
     assert "changed, re-measured" in listing and "NVIDIA AIPerf" in listing
+
+
+def test_an_imported_guidellm_file_shows_the_tools_version_and_what_the_file_leaves_unsaid(client):
+    report = Path(__file__).resolve().parent / "fixtures" / "peer_results" / "guidellm-0.8.1-benchmarks.json"
+    run = sweep_import_file(data=report.read_bytes(), hardware=HardwareSpecFactory(name="L4"), hourly_price_usd="0.7")
+    html = client.get(f"/engines/lab/{run.pk}/").content.decode()
+    assert "GuideLLM 0.8.1 (imported result file)" in html
+    assert html.count("not stated in the file") == 2  # engine version and weights: a GuideLLM file has neither
+    assert "Lengths as GuideLLM reports them" in html and "(2 sampled lengths)" not in html
+    assert [float(value) for value in re.findall(r'<tr data-level="([\d.]+)"', html)] == [1.0, 2.0, 4.0]
+    assert html.count("$") >= 3  # a cost per 1M output tokens at every level
 
 
 def test_suite_pages_show_their_results(client):

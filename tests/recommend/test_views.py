@@ -265,7 +265,7 @@ def test_wizard_query_count_does_not_grow_with_rows(client, db):
     many = count_queries(client, reverse("recommend:wizard"), params)
 
     assert few == many
-    assert few <= 12
+    assert few <= 13  # the catalog read for scoring, its reported figures included
 
 
 def test_use_case_list_query_count_does_not_grow_with_rows(client, db):

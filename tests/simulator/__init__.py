@@ -18,7 +18,8 @@ Command line: ``python -m tests.simulator --profile groq --port 0`` prints ``SIM
 Profiles (``tests/simulator/profiles.py``; each quirk cites a key from
 the Sources section of docs/probes-measurement.md): ``openai`` (baseline),
 ``groq``, ``cerebras``, ``together``, ``fireworks``. Endpoints: ``POST <base>/chat/completions``,
-``GET <base>/models``, plus ``GET /_simulator/requests`` and ``POST /_simulator/reset`` for tests.
+``GET <base>/models``, ``GET /version`` (vLLM's, with the ``engine_version`` option), ``GET /metrics`` (with the
+``engine`` option), plus ``GET /_simulator/requests`` and ``POST /_simulator/reset`` for tests.
 
 Options (keyword arguments of ``start_simulator``, or per request as a JSON object in the
 ``x-simulator-options`` header, which overrides them — handy via ``EndpointConfig.extra_headers``):

@@ -276,6 +276,9 @@ class Simulator:
         }
         self.requests.append(record)
         profile = self.profile
+        if path == "/version" and method == "GET" and options.get("engine_version"):
+            # vLLM's GET /version, for the benchmark card and the retest rule.
+            return await self._send_json(conn, 200, {"version": options["engine_version"]})
         if path == "/metrics" and method == "GET" and self.engine is not None:
             return await self._send_raw(conn, 200, self.engine.metrics_text().encode(), "text/plain; version=0.0.4")
         if path.endswith("/models") and method == "GET":

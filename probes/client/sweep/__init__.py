@@ -4,12 +4,14 @@ and structured-output suites. Plain Python; no Django. Entry points:
 - :func:`run_sweep` (``runner.py``; its docstring shows a complete call) with a :class:`SweepPlan` and a
   :class:`Workload` (or one of :data:`PRESETS`);
 - :func:`run_prefill_decode`, :func:`run_prefix_cache`, :func:`run_structured_output` (``suites.py``);
-- :func:`fetch_server_facts` (``server_facts.py``) for the benchmark card.
+- :func:`fetch_server_facts` (``server_facts.py``) for the benchmark card;
+- :func:`parse_result_file` (``imports.py``) for result files of vLLM bench serve, GuideLLM and AIPerf.
 
 Every result has a stable ``to_dict()``; :func:`find_knee` and :func:`summarise_level` also serve stored or
 imported levels.
 """
 
+from .imports import IMPORT_FORMATS, ParsedResults, ResultFileError, parse_result_file
 from .requests import BOOK_SCHEMA, RESPONSE_FORMAT, WEATHER_TOOL
 from .runner import (
     CLIENT_VERSION,
@@ -39,7 +41,9 @@ __all__ = [
     "BOOK_SCHEMA",
     "CLIENT_VERSION",
     "DEFAULT_LIMITS",
+    "IMPORT_FORMATS",
     "PRESETS",
+    "ParsedResults",
     "RESPONSE_FORMAT",
     "SLO",
     "WEATHER_TOOL",
@@ -50,6 +54,7 @@ __all__ = [
     "PrefillDecodeResult",
     "PrefixCacheResult",
     "RequestShape",
+    "ResultFileError",
     "Sample",
     "StructuredOutputResult",
     "SuiteError",
@@ -66,6 +71,7 @@ __all__ = [
     "lengths_from_jsonl",
     "linear_fit",
     "model_fingerprint",
+    "parse_result_file",
     "prefill_decode_from",
     "quantization_from_name",
     "run_prefill_decode",

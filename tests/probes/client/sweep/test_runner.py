@@ -131,7 +131,8 @@ def test_resume_skips_done_levels_and_interrupt_drops_the_level_in_progress(engi
 
 def test_duration_limit_truncates_the_level_and_ends_the_sweep(engine):
     engine.reset()
-    plan = SweepPlan(mode="concurrency", levels=(1, 2), requests_per_level=200, max_duration_s=0.5)
+    # Long enough that the settling request fits on a loaded machine, far too short for 200 requests of ~0.1 s.
+    plan = SweepPlan(mode="concurrency", levels=(1, 2), requests_per_level=200, max_duration_s=2.0)
     result = run(run_sweep(config_for(engine), plan=plan, workload=WORKLOAD))
     assert result.stopped_reason == "max_duration"
     assert len(result.levels) == 1 and result.levels[0].truncated
