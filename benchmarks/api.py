@@ -33,6 +33,7 @@ from harness import (
     PYTHON,
     ROOT,
     Endpoint,
+    bench_database_name,
     bench_environment,
     gunicorn,
     machine,
@@ -45,8 +46,8 @@ from harness import (
 )
 
 RESULTS = BENCH_DIR / "results" / "api.md"
-# Another name lets two checkouts on one machine benchmark at the same time.
-DB_NAME = os.environ.get("BENCH_API_DB", "atlas_bench_api")
+# Each checkout benchmarks in a database of its own (see bench_database_name).
+DB_NAME = bench_database_name("api")
 TARGET_RATIO = 3.0
 BATCH = 5000
 JSON = {"Accept": "application/json"}

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,6 +73,20 @@ def _admin_connection(server_url: str):
     import psycopg
 
     return psycopg.connect(f"{server_url.rstrip('/')}/postgres", autocommit=True)
+
+
+def bench_database_name(purpose: str) -> str:
+    """The name of a benchmark's own database: BENCH_<PURPOSE>_DB if set, else derived from the PostgreSQL
+    database that DATABASE_URL names ("atlas_dev" -> "atlas_dev_bench_pages"), so that checkouts which each
+    use a database of their own also benchmark in one of their own; "atlas_bench_<purpose>" otherwise."""
+    override = os.environ.get(f"BENCH_{purpose.upper()}_DB")
+    if override:
+        return override
+    url = urllib.parse.urlsplit(os.environ.get("DATABASE_URL", ""))
+    own = url.path.strip("/")
+    if url.scheme.startswith("postgres") and own:
+        return f"{own}_bench_{purpose}"
+    return f"atlas_bench_{purpose}"
 
 
 def recreate_database(server_url: str, name: str) -> None:

@@ -31,6 +31,7 @@ from harness import (
     PYTHON,
     ROOT,
     Endpoint,
+    bench_database_name,
     bench_environment,
     drop_database,
     gunicorn,
@@ -45,8 +46,8 @@ from harness import (
 )
 
 RESULTS = BENCH_DIR / "results" / "pages.md"
-# Another name lets two checkouts on one machine benchmark at the same time.
-DB_NAME = os.environ.get("BENCH_PAGES_DB", "atlas_bench_pages")
+# Each checkout benchmarks in a database of its own (see bench_database_name).
+DB_NAME = bench_database_name("pages")
 TARGET_RATIO = 3.0
 COLD_TARGET_RATIO = 5.0
 HOST = {"Host": "127.0.0.1"}

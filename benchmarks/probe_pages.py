@@ -20,10 +20,10 @@ import statistics
 import sys
 import time
 
-from harness import BENCH_DIR, ROOT, machine, percentile, recreate_database
+from harness import BENCH_DIR, ROOT, bench_database_name, machine, percentile, recreate_database
 
 RESULTS = BENCH_DIR / "results" / "probe-pages.md"
-DB_NAME = "atlas_bench_probe_pages"
+DB_NAME = bench_database_name("probe_pages")
 SIZES = (4, 20, 100)
 PAGES = ("/providers/", "/engines/", "/methodology/")
 WORKLOADS = ("in-100", "in-1k", "in-10k")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch
 from drf_spectacular.utils import (
     OpenApiExample,
     extend_schema,
@@ -21,30 +20,22 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.reverse import reverse
 
 from catalog import selectors, services
 from catalog.extensions import tool_detail_fields
 from catalog.models import (
-    ApiSurface,
     Feature,
-    HardwareSpec,
-    HardwareSupport,
     HardwareTarget,
     Licence,
     PriceItem,
-    QuantFormat,
     Source,
     Tool,
-    ToolApiSurface,
-    ToolFeature,
-    ToolQuantFormat,
     UseCase,
-    UseCaseRecommendation,
 )
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
+from core.urls import cached_absolute_reverse
 
 TAG_CATALOG = "catalog"
 TAG_WRITES = "catalog writes (staff)"
@@ -93,7 +84,7 @@ class HeadlinePriceField(serializers.Field):
 
 
 def _tool_url(request: Request | None, slug: str) -> str:
-    return reverse("api:tool-detail", kwargs={"slug": slug}, request=request)
+    return cached_absolute_reverse("api:tool-detail", kwargs={"slug": slug}, request=request)
 
 
 class ToolRefSerializer(serializers.Serializer):
@@ -619,12 +610,7 @@ class HardwareListApi(ListApi):
         responses={200: list_envelope("HardwareList", OutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        targets = HardwareTarget.objects.order_by("position", "name", "slug").prefetch_related(
-            Prefetch("specs", queryset=HardwareSpec.objects.select_related("source", "hardware_target")
-                     .order_by("position", "name", "slug")),
-            Prefetch("support", queryset=_support_queryset(HardwareTarget)),
-        )
-        return list_response(rows=self.OutputSerializer(targets, many=True).data)
+        return list_response(rows=self.OutputSerializer(selectors.hardware_target_list(), many=True).data)
 
 
 class HardwareSpecListApi(ListApi):
@@ -638,18 +624,7 @@ class HardwareSpecListApi(ListApi):
         responses={200: list_envelope("HardwareSpecList", HardwareSpecOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        specs = HardwareSpec.objects.select_related("source", "hardware_target").order_by("position", "name", "slug")
-        return list_response(rows=HardwareSpecOutputSerializer(specs, many=True).data)
-
-
-def _support_queryset(model):
-    through = {
-        HardwareTarget: HardwareSupport,
-        QuantFormat: ToolQuantFormat,
-        Feature: ToolFeature,
-        ApiSurface: ToolApiSurface,
-    }[model]
-    return through.objects.select_related("tool").order_by("tool__name", "tool__slug")
+        return list_response(rows=HardwareSpecOutputSerializer(selectors.hardware_spec_list(), many=True).data)
 
 
 class _ToolSlugsMixin(serializers.Serializer):
@@ -679,10 +654,7 @@ class QuantFormatListApi(ListApi):
         responses={200: list_envelope("QuantFormatList", OutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        formats = QuantFormat.objects.select_related("source").order_by("name", "slug").prefetch_related(
-            Prefetch("support", queryset=_support_queryset(QuantFormat))
-        )
-        return list_response(rows=self.OutputSerializer(formats, many=True).data)
+        return list_response(rows=self.OutputSerializer(selectors.quant_format_list(), many=True).data)
 
 
 class FeatureListApi(ListApi):
@@ -702,10 +674,7 @@ class FeatureListApi(ListApi):
         responses={200: list_envelope("FeatureList", OutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        features = Feature.objects.order_by("position", "name", "slug").prefetch_related(
-            Prefetch("support", queryset=_support_queryset(Feature))
-        )
-        return list_response(rows=self.OutputSerializer(features, many=True).data)
+        return list_response(rows=self.OutputSerializer(selectors.feature_list(), many=True).data)
 
 
 class ApiSurfaceListApi(ListApi):
@@ -725,10 +694,7 @@ class ApiSurfaceListApi(ListApi):
         responses={200: list_envelope("ApiSurfaceList", OutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        surfaces = ApiSurface.objects.order_by("name", "slug").prefetch_related(
-            Prefetch("support", queryset=_support_queryset(ApiSurface))
-        )
-        return list_response(rows=self.OutputSerializer(surfaces, many=True).data)
+        return list_response(rows=self.OutputSerializer(selectors.api_surface_list(), many=True).data)
 
 
 # --- Use cases -----------------------------------------------------------------------------------
@@ -774,15 +740,7 @@ class UseCaseListApi(ListApi):
     )
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
-        use_cases = UseCase.objects.order_by("group", "position", "title", "slug").prefetch_related(
-            Prefetch(
-                "recommendations",
-                queryset=UseCaseRecommendation.objects.select_related("tool", "source").order_by("position", "id"),
-            ),
-            Prefetch("sources", queryset=Source.objects.order_by("key")),
-        )
-        if filters.get("group"):
-            use_cases = use_cases.filter(group=filters["group"])
+        use_cases = selectors.use_case_list(group=filters.get("group"))
         return list_response(rows=self.OutputSerializer(use_cases, many=True).data)
 
 

@@ -12,24 +12,32 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, IntegerField
+from django.db.models import BooleanField, Case, Count, DecimalField, Exists, ExpressionWrapper, F, FilteredRelation
+from django.db.models import IntegerField, Model
 from django.db.models import OuterRef, Prefetch, Q
 from django.db.models import QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
 
 from catalog.models import (
+    ApiSurface,
     Caveat,
+    Feature,
+    HardwareSpec,
     HardwareSupport,
+    HardwareTarget,
     ModelOffering,
     PriceItem,
+    QuantFormat,
     ReportedFigure,
     Source,
     Tool,
     ToolApiSurface,
     ToolFeature,
     ToolQuantFormat,
+    UseCase,
+    UseCaseRecommendation,
 )
-from scoring.ranking import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
+from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
 COMPARE_MAX_TOOLS = 4
@@ -87,15 +95,20 @@ class HeadlineGroup:
 
 
 def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
-    headline = _headline_prices()
+    # One join on the headline row rather than a subquery per column: every column of a subquery
+    # annotation (and every expression built on one) repeats the whole subquery in the SQL, which made
+    # compiling and planning it the largest cost of a catalog read.
     money = DecimalField(max_digits=10, decimal_places=4)
     blended = DecimalField(max_digits=14, decimal_places=6)
-    return queryset.annotate(
-        headline_item=Subquery(headline.values("item")[:1]),
-        headline_model_slug=Subquery(headline.values("model__slug")[:1]),
-        headline_model_name=Subquery(headline.values("model__name")[:1]),
-        headline_input_usd_per_mtok=Subquery(headline.values("input_usd_per_mtok")[:1], output_field=money),
-        headline_output_usd_per_mtok=Subquery(headline.values("output_usd_per_mtok")[:1], output_field=money),
+    headline_row = FilteredRelation(
+        "price_items", condition=Q(price_items__pk=Subquery(_headline_prices().values("pk")[:1]))
+    )
+    return queryset.annotate(headline_row=headline_row).annotate(
+        headline_item=F("headline_row__item"),
+        headline_model_slug=F("headline_row__model__slug"),
+        headline_model_name=F("headline_row__model__name"),
+        headline_input_usd_per_mtok=ExpressionWrapper(F("headline_row__input_usd_per_mtok"), output_field=money),
+        headline_output_usd_per_mtok=ExpressionWrapper(F("headline_row__output_usd_per_mtok"), output_field=money),
         headline_is_free=Case(
             When(licence__is_open_source=True, then=Value(True)),
             default=Value(False),
@@ -122,6 +135,20 @@ def _with_headline_price(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
     )
 
 
+def _timestamps(relation: str = "") -> tuple[str, str]:
+    # No page or API read shows when a catalog row was created or changed; reading the two columns cost a
+    # datetime conversion per row and column (a few thousand for a catalog list ten times today's).
+    prefix = f"{relation}__" if relation else ""
+    return f"{prefix}created_at", f"{prefix}updated_at"
+
+
+def _without_timestamps(queryset: QuerySet, *relations: str) -> QuerySet:
+    """The rows and their select_related `relations`, without the timestamps no read shows."""
+    return queryset.select_related(*relations).defer(
+        *_timestamps(), *(name for relation in relations for name in _timestamps(relation))
+    )
+
+
 def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     """Tools matching already-validated filters, annotated with their headline price.
 
@@ -129,8 +156,8 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
     """
     filters = dict(filters or {})
-    queryset = Tool.objects.select_related("licence", "rating_source").prefetch_related(
-        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware")),
+    queryset = _without_timestamps(Tool.objects, "licence", "rating_source").prefetch_related(
+        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware")),
     )
     if filters.get("kind"):
         queryset = queryset.filter(kind=filters["kind"])
@@ -179,26 +206,27 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
 
 
 def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
-    return _with_headline_price(queryset).select_related("licence", "rating_source").prefetch_related(
-        Prefetch("price_items", queryset=PriceItem.objects.select_related("source").order_by("position", "pk")),
-        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware", "source")),
+    return _without_timestamps(_with_headline_price(queryset), "licence", "rating_source").prefetch_related(
         Prefetch(
-            "quant_format_support",
-            queryset=ToolQuantFormat.objects.select_related("quant_format", "source"),
+            "price_items", queryset=_without_timestamps(PriceItem.objects.order_by("position", "pk"), "source")
+        ),
+        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware", "source")),
+        Prefetch(
+            "quant_format_support", queryset=_without_timestamps(ToolQuantFormat.objects, "quant_format", "source")
         ),
         Prefetch(
-            "api_surface_support",
-            queryset=ToolApiSurface.objects.select_related("api_surface", "source"),
+            "api_surface_support", queryset=_without_timestamps(ToolApiSurface.objects, "api_surface", "source")
         ),
-        Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature", "source")),
-        Prefetch("caveats", queryset=Caveat.objects.select_related("source")),
-        "sources",
+        Prefetch("feature_support", queryset=_without_timestamps(ToolFeature.objects, "feature", "source")),
+        Prefetch("caveats", queryset=_without_timestamps(Caveat.objects, "source")),
+        Prefetch("sources", queryset=_without_timestamps(Source.objects)),
     )
 
 
 def tool_get(*, slug: str, details: bool = True) -> Tool:
     """One tool, by default with everything its page shows (with the models it serves and the figures others
-    reported about it); `details=False` for the bare row a write needs.
+    reported about it; read-only rows: timestamps are not loaded, so saving one would not move its
+    updated_at); `details=False` for the bare row a write needs.
 
     Raises Tool.DoesNotExist.
     """
@@ -245,6 +273,59 @@ def source_get(*, key: str) -> Source:
 def guide_sources(*, keys: Sequence[str]) -> list[Source]:
     """The sources among `keys` that the catalog holds, by key."""
     return list(source_list().filter(key__in=keys))
+
+
+# --- Hardware, formats, features, API surfaces, use cases ----------------------------------------
+
+
+def _tools_supporting(link: type[Model]) -> QuerySet:
+    """Links of a tool to one kind of catalog entry, with the tool, by tool name."""
+    return link.objects.select_related("tool").order_by("tool__name", "tool__slug")
+
+
+def hardware_spec_list() -> QuerySet[HardwareSpec]:
+    return HardwareSpec.objects.select_related("source", "hardware_target").order_by("position", "name", "slug")
+
+
+def hardware_target_list() -> QuerySet[HardwareTarget]:
+    """Hardware families with their device specs (`specs`) and the tools that run on them (`support`)."""
+    return HardwareTarget.objects.order_by("position", "name", "slug").prefetch_related(
+        Prefetch("specs", queryset=hardware_spec_list()),
+        Prefetch("support", queryset=_tools_supporting(HardwareSupport)),
+    )
+
+
+def quant_format_list() -> QuerySet[QuantFormat]:
+    """Quantization formats with their source and the tools that load them (`support`)."""
+    return QuantFormat.objects.select_related("source").order_by("name", "slug").prefetch_related(
+        Prefetch("support", queryset=_tools_supporting(ToolQuantFormat))
+    )
+
+
+def feature_list() -> QuerySet[Feature]:
+    """Serving features with the tools that have them (`support`)."""
+    return Feature.objects.order_by("position", "name", "slug").prefetch_related(
+        Prefetch("support", queryset=_tools_supporting(ToolFeature))
+    )
+
+
+def api_surface_list() -> QuerySet[ApiSurface]:
+    """API surfaces with the tools that speak them (`support`)."""
+    return ApiSurface.objects.order_by("name", "slug").prefetch_related(
+        Prefetch("support", queryset=_tools_supporting(ToolApiSurface))
+    )
+
+
+def use_case_list(*, group: str | None = None) -> QuerySet[UseCase]:
+    """Use cases, in the guide's order, with their ordered recommendations and sources; one group if given."""
+    use_cases = UseCase.objects.order_by("group", "position", "title", "slug").prefetch_related(
+        Prefetch(
+            "recommendations",
+            queryset=UseCaseRecommendation.objects.select_related("tool", "source").order_by("position", "id"),
+        ),
+        Prefetch("sources", queryset=Source.objects.order_by("key")),
+    )
+    return use_cases.filter(group=group) if group else use_cases
 
 
 # --- Compare ---------------------------------------------------------------------------------

@@ -1,6 +1,16 @@
 """Model bases every app shares, and who changed what and when, for every write that goes through a service."""
+import functools
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.utils.encoding import force_str
+from django.utils.hashable import make_hashable
+
+
+@functools.cache
+def _choice_labels(field: models.Field) -> dict[Any, Any]:
+    return dict(make_hashable(field.flatchoices))
 
 
 class TimeStampedModel(models.Model):
@@ -9,6 +19,12 @@ class TimeStampedModel(models.Model):
 
     class Meta:
         abstract = True
+
+    def _get_FIELD_display(self, field: models.Field) -> str:  # noqa: N802 (Django's name)
+        # Django's get_<field>_display() rebuilds the field's choice dict on every call, which list pages
+        # pay per row and per badge; choices are fixed with the class, so the dict is built once per field.
+        value = getattr(self, field.attname)
+        return force_str(_choice_labels(field).get(make_hashable(value), value), strings_only=True)
 
 
 class AuditEntry(models.Model):

@@ -23,6 +23,7 @@ from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
+from probes.selectors.runs import probe_target_get
 from probes.services import targets as target_services
 
 TAG_PROBES = "probes"
@@ -165,7 +166,7 @@ class ProbeTargetListApi(ListApi):
 
 def _get_target(slug: str) -> ProbeTarget:
     try:
-        return selectors.probe_target_get(slug=slug)
+        return probe_target_get(slug=slug)
     except ProbeTarget.DoesNotExist:
         raise NotFound(f'No probe target with the slug "{slug}".') from None
 
@@ -187,7 +188,7 @@ class ProbeTargetDetailApi(DetailApi):
     # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
     InputSerializer = TargetUpdateInputSerializer
     OutputSerializer = TargetOutputSerializer
-    select = staticmethod(selectors.probe_target_get)
+    select = staticmethod(probe_target_get)
     not_found = 'No probe target with the slug "{slug}".'
 
     def update(self, *, actor: Any, instance: ProbeTarget, data: dict[str, Any]) -> ProbeTarget:

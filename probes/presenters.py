@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
+from core.formatting import format_usd
 from probes.client import COMPAT_CHECKS
 from probes.models import CompatOutcome, CompatStatus, ProbeTarget
+from scoring.terms import workload_input_tokens
 
 READY = "ready"
 NOT_CONFIGURED = "not_configured"
@@ -175,18 +176,6 @@ def age_since(moment: dt.datetime | None, now: dt.datetime) -> dt.timedelta | No
     return None if moment is None else max(now - moment, dt.timedelta(0))
 
 
-_WORKLOAD_TOKENS = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
-
-
-def workload_input_tokens(workload: str) -> int | None:
-    """The approximate input size a workload name states ('in-1k' -> 1000), or None when it states none."""
-    match = _WORKLOAD_TOKENS.search(workload)
-    if not match:
-        return None
-    scale = {"": 1, "k": 1_000, "m": 1_000_000}[match.group(2).lower()]
-    return int(float(match.group(1)) * scale)
-
-
 @dataclass(frozen=True)
 class WorkloadOption:
     workload: str
@@ -209,10 +198,8 @@ class WorkloadOption:
 
 
 def usd_text(amount: Decimal) -> str:
-    """A price as the source states it, at least to the cent: 0.1500 -> '0.15', 0.0750 -> '0.075', 2 -> '2.00'."""
-    text = f"{amount.normalize():f}"
-    whole, _, cents = text.partition(".")
-    return f"{whole}.{cents.ljust(2, '0')}"
+    """A price without its dollar sign, for cells that print it apart: 0.1500 -> '0.15', 0.0750 -> '0.075'."""
+    return format_usd(amount, symbol=False)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from scoring import profile as choices
 from scoring.breakeven import BreakEvenError, Workload, gpu_costs, provider_costs
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
 from scoring.profile import Profile, ProfileError
-from scoring.ranking import normalize_model, recommend
+from scoring.ranking import recommend
+from scoring.terms import normalize_model
 
 
 def _query_data(request: Request, *, lists: tuple[str, ...] = ()) -> dict:

@@ -34,8 +34,8 @@ from scoring.ranking import (
     ReportedSpeed,
     SpeedInfo,
     ToolInfo,
-    normalize_model,
 )
+from scoring.terms import normalize_model
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 

@@ -12,7 +12,6 @@ kind; engines are listed before providers unless the user has no hardware of the
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 
 from scoring.profile import Profile
@@ -32,6 +31,7 @@ from scoring.rules import (
     RecipeEntry,
     profile_warnings,
 )
+from scoring.terms import blended_price, normalize_model, workload_input_tokens
 
 MEASURED = "inference-atlas-probes"
 FAILING_OUTCOMES = frozenset({"rejected", "ignored"})
@@ -43,9 +43,6 @@ ORCHESTRATION = "orchestration"
 EVIDENCE_MEASURED = "measured"
 EVIDENCE_REPORTED = "reported"
 EVIDENCE_DOCUMENTED = "documented"
-# Blended price weights input three to one over output, the convention of the best-known provider benchmark.
-BLEND_INPUT_WEIGHT = 3
-BLEND_OUTPUT_WEIGHT = 1
 # How each goal weighs output speed, time to first token and blended price when ranking providers.
 PROVIDER_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "latency": (0.35, 0.45, 0.20),
@@ -111,9 +108,7 @@ class PriceInfo:
 
     @property
     def blended(self) -> float:
-        return (BLEND_INPUT_WEIGHT * self.input_usd_per_mtok + BLEND_OUTPUT_WEIGHT * self.output_usd_per_mtok) / (
-            BLEND_INPUT_WEIGHT + BLEND_OUTPUT_WEIGHT
-        )
+        return blended_price(self.input_usd_per_mtok, self.output_usd_per_mtok)
 
 
 @dataclass(frozen=True)
@@ -234,20 +229,6 @@ def _usd(amount: float) -> str:
     text = f"{amount:.4f}".rstrip("0")
     whole, _, cents = text.partition(".")
     return f"${whole}.{cents.ljust(2, '0')}"
-
-
-def normalize_model(name: str) -> str:
-    """'GPT OSS 120B', 'gpt-oss-120B' and 'openai/gpt-oss-120b' all name the same model."""
-    tail = name.strip().lower().rsplit("/", 1)[-1]
-    return re.sub(r"[\s_]+", "-", tail)
-
-
-def workload_input_tokens(workload: str) -> int | None:
-    match = re.search(r"(\d+(?:\.\d+)?)\s*(k)?", workload.lower())
-    if not match:
-        return None
-    value = float(match.group(1))
-    return int(value * 1000) if match.group(2) else int(value)
 
 
 # One answer changed at a time, in the order the wizard asks: when it changes the top pick, the page says

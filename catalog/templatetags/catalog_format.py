@@ -9,19 +9,11 @@ from django.utils.html import format_html, format_html_join
 
 from catalog.models import PriceItem
 from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
+from core.formatting import format_usd
 
 register = template.Library()
 
 EMPTY = "—"
-_MIN_DECIMALS = 2
-_MAX_DECIMALS = 4
-
-
-def format_usd(amount: Decimal | int | str) -> str:
-    """US dollars with cents, keeping up to four decimals a source states: $0.15, $0.075, $1,000.00."""
-    value = Decimal(str(amount))
-    decimals = max(_MIN_DECIMALS, min(_MAX_DECIMALS, -value.normalize().as_tuple().exponent))
-    return f"${value:,.{decimals}f}"
 
 
 def format_rating(rating: Decimal | None) -> str:

@@ -61,6 +61,8 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
+            # {% url %} with memoised reversing (the catalog links every row several times).
+            "builtins": ["core.templatetags.memoised_url"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",

@@ -20,11 +20,6 @@ def probe_target_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[P
     return queryset
 
 
-def probe_target_get(*, slug: str) -> ProbeTarget:
-    """Raises ProbeTarget.DoesNotExist."""
-    return ProbeTarget.objects.select_related("tool").get(slug=slug)
-
-
 def probe_run_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ProbeRun]:
     """Runs matching validated filters; the caller orders and pages them by primary key (keyset)."""
     filters = filters or {}

@@ -34,9 +34,9 @@ from probes.presenters import (
     percentile_window_days,
     stale_after,
     target_configuration,
-    workload_input_tokens,
 )
 from probes.selectors.prices import PriceQuote, match_price
+from scoring.terms import workload_input_tokens
 
 PROVIDERS = "providers"
 ENGINES = "engines"

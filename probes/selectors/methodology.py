@@ -16,7 +16,8 @@ from django.utils import timezone
 from probes.client import WORKLOADS
 from probes.client import metrics as client_metrics
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import STALE_AFTER_PARALLEL, age_since, stale_after, target_configuration, workload_input_tokens
+from probes.presenters import STALE_AFTER_PARALLEL, age_since, stale_after, target_configuration
+from scoring.terms import workload_input_tokens
 
 
 @dataclass

@@ -18,8 +18,8 @@ from django.db.models import QuerySet
 from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigure, Tool, ToolApiSurface
 from catalog.selectors import REFERENCE_MODEL_SLUG
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import METRICS, MetricDefinition, MetricFigures, WorkloadOption, workload_input_tokens
-from probes.selectors.prices import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT, model_key
+from probes.presenters import METRICS, MetricDefinition, MetricFigures, WorkloadOption
+from scoring.terms import blended_price, model_key, workload_input_tokens
 
 # The compat surface every probe speaks; its documented checks are the ones a model row summarises.
 OPENAI_CHAT_SURFACE = "openai-chat"
@@ -92,8 +92,7 @@ class OfferingRow:
     def blended_usd(self) -> Decimal | None:
         if self.price is None or self.price.input_usd_per_mtok is None or self.price.output_usd_per_mtok is None:
             return None
-        weights = BLEND_INPUT_WEIGHT + BLEND_OUTPUT_WEIGHT
-        return (BLEND_INPUT_WEIGHT * self.price.input_usd_per_mtok + BLEND_OUTPUT_WEIGHT * self.price.output_usd_per_mtok) / weights
+        return blended_price(self.price.input_usd_per_mtok, self.price.output_usd_per_mtok)
 
     def reported_value(self, key: str) -> Figure | None:
         """The newest reported figure of the metric `key`, in the unit of the measured metric."""

@@ -1,7 +1,6 @@
 """Which catalog price belongs to a probe target, and the blended price the provider pages show."""
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -9,10 +8,7 @@ from decimal import Decimal
 from catalog.models import PriceItem
 from probes.models import ProbeTarget
 from probes.presenters import usd_text
-
-# Blended price as secondary sources describe Artificial Analysis' convention: 3 parts input to 1 part output.
-BLEND_INPUT_WEIGHT = 3
-BLEND_OUTPUT_WEIGHT = 1
+from scoring.terms import blended_price, model_key
 
 
 @dataclass(frozen=True)
@@ -29,8 +25,7 @@ class PriceQuote:
 
     @property
     def blended_usd(self) -> Decimal:
-        weights = BLEND_INPUT_WEIGHT + BLEND_OUTPUT_WEIGHT
-        return (BLEND_INPUT_WEIGHT * self.input_usd + BLEND_OUTPUT_WEIGHT * self.output_usd) / weights
+        return blended_price(self.input_usd, self.output_usd)
 
     @property
     def input_text(self) -> str:
@@ -39,11 +34,6 @@ class PriceQuote:
     @property
     def output_text(self) -> str:
         return usd_text(self.output_usd)
-
-
-def model_key(text: str) -> str:
-    last_segment = text.strip().rstrip("/").rsplit("/", 1)[-1]
-    return re.sub(r"[^a-z0-9]", "", last_segment.lower())
 
 
 def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote | None:

@@ -11,8 +11,9 @@ def probe_target_list(*, enabled: bool | None = None) -> QuerySet[ProbeTarget]:
     return targets if enabled is None else targets.filter(enabled=enabled)
 
 
-def probe_target_get(*, slug: str) -> ProbeTarget | None:
-    return ProbeTarget.objects.for_listing().filter(slug=slug).first()
+def probe_target_get(*, slug: str) -> ProbeTarget:
+    """The one read of a target by slug, for the API, the CLI and the services. Raises ProbeTarget.DoesNotExist."""
+    return ProbeTarget.objects.for_listing().get(slug=slug)
 
 
 def probe_targets_due() -> list[ProbeTarget]:

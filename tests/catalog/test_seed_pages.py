@@ -7,7 +7,8 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from catalog.models import PriceItem, Tool
-from catalog.templatetags.catalog_format import format_rating, format_usd
+from catalog.templatetags.catalog_format import format_rating
+from core.formatting import format_usd
 
 SEED_ORDER = [
     "llama-cpp", "vllm", "ollama", "together-ai", "sglang", "mlx", "fireworks-ai", "audio-cpp", "colibri",

@@ -1,7 +1,6 @@
 import pytest
 from django.urls import reverse
 
-from catalog.templatetags.catalog_format import format_usd
 from tests.catalog.pages_data import build_sample_catalog
 from tests.catalog.test_selectors import _grow_catalog
 from tests.factories import ToolFactory
@@ -53,17 +52,6 @@ def test_unknown_tool_gets_the_project_404_page(client, catalog):
     assert "Page not found" in html and "/tools/not-a-tool/" in html
     assert "Browse the catalog" in html
     assert "Traceback" not in html
-
-
-def test_format_usd_keeps_stated_precision():
-    from decimal import Decimal
-
-    assert format_usd(Decimal("0.15")) == "$0.15"
-    assert format_usd(Decimal("0.6000")) == "$0.60"
-    assert format_usd(Decimal("0.075")) == "$0.075"
-    assert format_usd(Decimal("15")) == "$15.00"
-    assert format_usd(Decimal("1000")) == "$1,000.00"
-    assert format_usd(Decimal("0.0400")) == "$0.04"
 
 
 @pytest.mark.parametrize("count", [5, 50])

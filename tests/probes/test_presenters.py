@@ -14,11 +14,6 @@ def test_prices_keep_the_precision_their_source_states(amount, text):
     assert presenters.usd_text(Decimal(amount)) == text
 
 
-@pytest.mark.parametrize(("name", "tokens"), [("in-100", 100), ("in-1k", 1000), ("in-10k", 10000), ("chat", None)])
-def test_workload_input_tokens(name, tokens):
-    assert presenters.workload_input_tokens(name) == tokens
-
-
 def test_every_client_check_is_described_for_readers():
     descriptions = presenters.compat_check_descriptions()
 

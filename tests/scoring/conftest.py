@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scoring.ranking import CatalogData, CaveatInfo, DocumentedCheck, PriceInfo, ToolInfo, normalize_model
+from scoring.ranking import CatalogData, CaveatInfo, DocumentedCheck, PriceInfo, ToolInfo
+from scoring.terms import normalize_model
 
 CATALOG_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 

@@ -22,7 +22,7 @@ from core.exceptions import ApplicationError
 from probes import client as probe_client
 from probes.client.config import api_key_env_error
 from probes.client.workloads import workload_for
-from probes.models import ProbeRun, RequestMeasurement
+from probes.models import ProbeRun, ProbeTarget, RequestMeasurement
 from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
 from probes.services.summaries import METRICS, percentiles
@@ -140,9 +140,10 @@ class Command(BaseCommand):
     # --- stored target ---
 
     def _run_target(self, options: dict[str, Any], suites: tuple[str, ...]) -> dict[str, Any]:
-        target = probe_target_get(slug=options["target"])
-        if target is None:
-            raise CommandError(f"--target: no probe target with slug {options['target']!r}.")
+        try:
+            target = probe_target_get(slug=options["target"])
+        except ProbeTarget.DoesNotExist:
+            raise CommandError(f"--target: no probe target with slug {options['target']!r}.") from None
         if not target.is_configured:
             raise CommandError(
                 f"--target: {target.slug} needs its API key in the environment variable {target.api_key_env}, "

@@ -1,0 +1,19 @@
+"""Money as every page writes it."""
+from decimal import Decimal
+
+import pytest
+
+from core.formatting import format_usd
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"),
+    [("0.15", "$0.15"), ("0.6000", "$0.60"), ("0.075", "$0.075"), ("15", "$15.00"), ("1000", "$1,000.00"),
+     ("0.0400", "$0.04")],
+)
+def test_format_usd_keeps_the_precision_its_source_states(amount, text):
+    assert format_usd(Decimal(amount)) == text
+
+
+def test_format_usd_without_the_symbol_for_cells_that_print_it_apart():
+    assert format_usd(Decimal("0.0750"), symbol=False) == "0.075"
