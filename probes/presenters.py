@@ -14,7 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
-from core.formatting import format_usd
+from scoring.money import format_usd
 from probes.client import COMPAT_CHECKS
 from probes.models import CompatOutcome, CompatStatus, ProbeTarget
 from scoring.terms import workload_input_tokens

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from scoring.money import format_usd
 from scoring.profile import Profile
 from scoring.rules import (
     COMPARISON,
@@ -222,13 +223,6 @@ class Recommendation:
     @property
     def top(self) -> RankedTool | None:
         return self.results[0] if self.results else None
-
-
-def _usd(amount: float) -> str:
-    """Dollars with two decimals, or up to four where the price has them ($0.60, $0.075)."""
-    text = f"{amount:.4f}".rstrip("0")
-    whole, _, cents = text.partition(".")
-    return f"${whole}.{cents.ljust(2, '0')}"
 
 
 # One answer changed at a time, in the order the wizard asks: when it changes the top pick, the page says
@@ -740,7 +734,7 @@ def _rank_providers(
         if price and cheapest:
             price_part = cheapest / price.blended if price.blended > 0 else 1.0
             reasons.append(Reason(
-                f"Price for {model}: {_usd(price.input_usd_per_mtok)} in / {_usd(price.output_usd_per_mtok)} out per 1M "
+                f"Price for {model}: {format_usd(price.input_usd_per_mtok)} in / {format_usd(price.output_usd_per_mtok)} out per 1M "
                 f"tokens (blended 3:1: ${price.blended:.3f})"
                 + (f", verified {price.verified_on}" if price.verified_on else "") + ".",
                 "price:per-mtok", price.source_key,

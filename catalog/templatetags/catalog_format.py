@@ -9,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 
 from catalog.models import PriceItem
 from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
-from core.formatting import format_usd
+from scoring.money import format_usd
 
 register = template.Library()
 

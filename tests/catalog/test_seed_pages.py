@@ -8,7 +8,7 @@ from django.utils.html import escape
 
 from catalog.models import PriceItem, Tool
 from catalog.templatetags.catalog_format import format_rating
-from core.formatting import format_usd
+from scoring.money import format_usd
 
 SEED_ORDER = [
     "llama-cpp", "vllm", "ollama", "together-ai", "sglang", "mlx", "fireworks-ai", "audio-cpp", "colibri",

@@ -279,11 +279,3 @@ def test_final_map_routing_and_disaggregation_at_scale_is_sglang_with_dynamo(cat
     result = recommend(Profile(hardware="nvidia_hopper_node", deployment="fleet", shared_prefixes=True), catalog)
 
     assert result.top.tool == "sglang" and result.top.companion == "nvidia-dynamo"
-
-
-def test_prices_in_reasons_keep_cents_and_sub_cent_digits():
-    from scoring.ranking import _usd
-
-    assert [_usd(0.6), _usd(0.15), _usd(0.075), _usd(15), _usd(0.0001)] == [
-        "$0.60", "$0.15", "$0.075", "$15.00", "$0.0001",
-    ]

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from core.formatting import format_usd
+from scoring.money import format_usd
 
 
 @pytest.mark.parametrize(
@@ -17,3 +17,9 @@ def test_format_usd_keeps_the_precision_its_source_states(amount, text):
 
 def test_format_usd_without_the_symbol_for_cells_that_print_it_apart():
     assert format_usd(Decimal("0.0750"), symbol=False) == "0.075"
+
+
+def test_format_usd_of_the_floats_scoring_carries_keeps_cents_and_sub_cent_digits():
+    assert [format_usd(0.6), format_usd(0.15), format_usd(0.075), format_usd(15.0), format_usd(0.0001)] == [
+        "$0.60", "$0.15", "$0.075", "$15.00", "$0.0001",
+    ]
