@@ -99,7 +99,8 @@ def test_deadline_while_tokens_still_flow(simulator_factory):
     (request,) = result.requests
     assert request.error_class == "deadline_exceeded"
     assert request.ttft_ms is not None
-    assert elapsed < 3.5
+    # The whole stream lasts 12 s; half of that bounds a 2 s deadline with room for a loaded machine.
+    assert elapsed < 6.0
 
 
 def test_no_done_but_clean_close_after_finish_is_complete(sim):
@@ -182,7 +183,8 @@ def test_connect_timeout_when_the_accept_queue_is_full():
         started = time.monotonic()
         result = run(run_speed_suite(config, input_tokens=50, max_tokens=8, requests=1, concurrency=1))
         assert result.requests[0].error_class == "connect_timeout"
-        assert time.monotonic() - started < 2
+        # Without the 0.5 s timeout the kernel keeps retrying the SYN for about two minutes.
+        assert time.monotonic() - started < 5
     finally:
         for filler in fillers:
             filler.close()
