@@ -198,10 +198,39 @@ def test_licences_follow_the_seed_and_hosted_providers_are_proprietary_services(
     assert not any(tool.is_open_source for tool in providers)
 
 
-def test_unconfirmed_repository_urls_are_left_blank():
-    assert set(
-        Tool.objects.filter(slug__in=["audio-cpp", "colibri", "deepinfer"]).values_list("repository_url", flat=True)
-    ) == {""}
+def test_unconfirmed_repository_urls_are_left_blank_and_confirmed_ones_come_from_the_readme():
+    assert Tool.objects.get(slug="deepinfer").repository_url == ""
+    for slug, url in (
+        ("audio-cpp", "https://github.com/0xShug0/audio.cpp"),
+        ("colibri", "https://github.com/JustVugg/colibri"),
+    ):
+        tool = Tool.objects.get(slug=slug)
+        readme = tool.sources.get(key=f"{slug}-readme")
+        assert tool.repository_url == url
+        assert readme.url.startswith(f"{url}/blob/") and readme.url.endswith("/README.md")
+
+
+@pytest.mark.parametrize(
+    ("slug", "spdx_id", "metadata"),
+    [
+        ("mlx-lm", "MIT", "mlx-lm-setup-py"),
+        ("exllamav2", "MIT", "exllamav2-setup-py"),
+        ("exllamav3", "MIT", "exllamav3-setup-py"),
+        ("mlc-llm", "Apache-2.0", "mlc-llm-setup-py"),
+        ("onnxruntime-genai", "MIT", "onnxruntime-genai-setup-py"),
+        ("openvino-genai", "Apache-2.0", "openvino-genai-pyproject"),
+        ("ctranslate2", "MIT", "ctranslate2-setup-py"),
+    ],
+)
+def test_field_tool_licences_cite_the_package_metadata_that_states_them(slug, spdx_id, metadata):
+    tool = Tool.objects.get(slug=slug)
+    source = tool.sources.get(key=metadata)
+
+    assert tool.licence.spdx_id == spdx_id
+    assert tool.last_verified == source.verified_on
+    # Pinned to the commit read: a full 40-hex commit in a GitHub blob URL.
+    assert source.url.startswith("https://github.com/") and "/blob/" in source.url
+    assert len(source.url.split("/blob/")[1].split("/")[0]) == 40
 
 
 def test_ollama_keeps_its_rating_with_the_engine_guide_warning_beside_it():
@@ -280,6 +309,23 @@ def test_hardware_support_follows_section_03_and_the_engine_guide():
     assert {"x86-cpu", "apple-silicon", "nvidia-cuda", "amd-rocm", "vulkan"} <= set(hardware("llama-cpp"))
     vllm = hardware("vllm")
     assert (vllm["nvidia-cuda"], vllm["amd-rocm"], vllm["google-tpu"]) == ("native", "native", "plugin")
+    assert hardware("audio-cpp") == {
+        "nvidia-cuda": "native", "amd-rocm": "partial", "apple-silicon": "partial", "vulkan": "partial",
+    }
+    assert hardware("colibri") == {
+        "x86-cpu": "native", "arm-cpu": "partial", "nvidia-cuda": "native", "amd-rocm": "partial",
+        "apple-silicon": "partial", "vulkan": "native",
+    }
+    readme_cited = HardwareSupport.objects.filter(tool__slug__in=["audio-cpp", "colibri"])
+    assert {row.source.key for row in readme_cited} == {"audio-cpp-readme", "colibri-readme"}
+
+
+def test_tensorrt_llm_tool_calling_cites_the_trtllm_serve_tool_parser_option():
+    feature = ToolFeature.objects.get(tool__slug="tensorrt-llm", feature__slug="tool-calling")
+
+    assert "--tool_parser" in feature.notes
+    assert feature.source.key == "trtllm-serve-command"
+    assert "/tensorrt_llm/commands/serve.py" in feature.source.url
 
 
 def test_quantization_formats_carry_their_hardware_requirements():
