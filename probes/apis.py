@@ -23,7 +23,7 @@ from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
-from probes.selectors.runs import probe_target_get
+from probes.selectors.runs import probe_run_get, probe_run_list, probe_target_get, probe_target_list
 from probes.services import targets as target_services
 
 TAG_PROBES = "probes"
@@ -136,7 +136,7 @@ class ProbeTargetListApi(ListApi):
         filters = query_params(self.FilterSerializer, request)
         if filters.get("tool"):
             filters["tool"] = filters["tool"].slug
-        targets = selectors.probe_target_list(filters=filters)
+        targets = probe_target_list(filters=filters)
         return list_response(rows=TargetOutputSerializer(targets, many=True, context={"request": request}).data)
 
     @extend_schema(
@@ -373,7 +373,7 @@ class ProbeRunListApi(ListApi):
         params = query_params(self.FilterSerializer, request)
         if params.get("target"):
             params["target"] = params["target"].slug
-        runs = selectors.probe_run_list(filters=params).values(*RUN_LIST_FIELDS)
+        runs = probe_run_list(filters=params).values(*RUN_LIST_FIELDS)
         page, paginator = keyset_page(runs, request=request)
         url_prefix = reverse("api:probe-run-list", request=request)
         return paginator.get_paginated_response([run_row(run, url_prefix) for run in page])
@@ -435,7 +435,7 @@ class ProbeRunDetailApi(Api):
     )
     def get(self, request: Request, pk: int) -> Response:
         try:
-            run = selectors.probe_run_get(run_id=pk)
+            run = probe_run_get(run_id=pk)
         except ProbeRun.DoesNotExist:
             raise NotFound(f"No probe run with the id {pk}.") from None
         return Response(RunDetailOutputSerializer(run, context={"request": request}).data)

@@ -1,54 +1,13 @@
-"""Reads the probe endpoints of the REST API need, each at a fixed number of queries."""
+"""Reads of the stored summaries and the compat matrix for the REST API (and a tool's API detail), each at a
+fixed number of queries. Targets and runs are read through probes.selectors.runs."""
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import QuerySet
 
-from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget, RequestMeasurement
-
-
-def probe_target_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ProbeTarget]:
-    filters = filters or {}
-    queryset = ProbeTarget.objects.select_related("tool").order_by("name", "slug")
-    if filters.get("tool"):
-        queryset = queryset.filter(tool__slug=filters["tool"])
-    if filters.get("enabled") is not None:
-        queryset = queryset.filter(enabled=filters["enabled"])
-    return queryset
-
-
-def probe_run_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ProbeRun]:
-    """Runs matching validated filters; the caller orders and pages them by primary key (keyset)."""
-    filters = filters or {}
-    queryset = ProbeRun.objects.select_related("target")
-    if filters.get("target"):
-        queryset = queryset.filter(target__slug=filters["target"])
-    if filters.get("suite"):
-        queryset = queryset.filter(suite=filters["suite"])
-    if filters.get("status"):
-        queryset = queryset.filter(status=filters["status"])
-    since: datetime.datetime | None = filters.get("since")
-    until: datetime.datetime | None = filters.get("until")
-    if since:
-        queryset = queryset.filter(queued_at__gte=since)
-    if until:
-        queryset = queryset.filter(queued_at__lt=until)
-    return queryset
-
-
-def probe_run_get(*, run_id: int) -> ProbeRun:
-    """One run with its per-request measurements and compat outcomes. Raises ProbeRun.DoesNotExist."""
-    return (
-        ProbeRun.objects.select_related("target")
-        .prefetch_related(
-            Prefetch("measurements", queryset=RequestMeasurement.objects.order_by("index")),
-            Prefetch("compat_outcomes", queryset=CompatOutcome.objects.order_by("check_name")),
-        )
-        .get(pk=run_id)
-    )
+from probes.models import CompatStatus, MeasurementSummary
 
 
 # What the API shows of a summary; leaving out the timestamps of both rows halves the decoding work.

@@ -1,18 +1,28 @@
-"""Reads of probe targets and runs for the API, the CLI and the admin."""
+"""Reads of probe targets and runs: the one contract of each, for the API, the CLI, the admin and the services."""
 from __future__ import annotations
 
-from django.db.models import QuerySet
+import datetime
+from collections.abc import Mapping
+from typing import Any
 
-from probes.models import ProbeRun, ProbeTarget
+from django.db.models import Prefetch, QuerySet
+
+from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
 
 
-def probe_target_list(*, enabled: bool | None = None) -> QuerySet[ProbeTarget]:
-    targets = ProbeTarget.objects.for_listing()
-    return targets if enabled is None else targets.filter(enabled=enabled)
+def probe_target_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ProbeTarget]:
+    """Targets by name. Filters: ``tool`` (a tool slug) and ``enabled`` (True, False, or None for both)."""
+    filters = filters or {}
+    queryset = ProbeTarget.objects.for_listing().order_by("name", "slug")
+    if filters.get("tool"):
+        queryset = queryset.filter(tool__slug=filters["tool"])
+    if filters.get("enabled") is not None:
+        queryset = queryset.filter(enabled=filters["enabled"])
+    return queryset
 
 
 def probe_target_get(*, slug: str) -> ProbeTarget:
-    """The one read of a target by slug, for the API, the CLI and the services. Raises ProbeTarget.DoesNotExist."""
+    """The one read of a target by slug. Raises ProbeTarget.DoesNotExist."""
     return ProbeTarget.objects.for_listing().get(slug=slug)
 
 
@@ -26,10 +36,33 @@ def probe_targets_not_configured() -> list[ProbeTarget]:
     return [target for target in ProbeTarget.objects.enabled().for_listing() if not target.is_configured]
 
 
-def probe_run_list(*, target: ProbeTarget | None = None, suite: str | None = None) -> QuerySet[ProbeRun]:
-    runs = ProbeRun.objects.select_related("target__tool")
-    if target is not None:
-        runs = runs.filter(target=target)
-    if suite:
-        runs = runs.filter(suite=suite)
-    return runs.order_by("-queued_at", "-id")
+def probe_run_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[ProbeRun]:
+    """Runs matching validated filters: ``target`` (a target slug), ``suite``, ``status``, ``since`` and
+    ``until`` (on the queue time). Unordered: the caller orders and pages them by primary key (keyset)."""
+    filters = filters or {}
+    queryset = ProbeRun.objects.select_related("target")
+    if filters.get("target"):
+        queryset = queryset.filter(target__slug=filters["target"])
+    if filters.get("suite"):
+        queryset = queryset.filter(suite=filters["suite"])
+    if filters.get("status"):
+        queryset = queryset.filter(status=filters["status"])
+    since: datetime.datetime | None = filters.get("since")
+    until: datetime.datetime | None = filters.get("until")
+    if since:
+        queryset = queryset.filter(queued_at__gte=since)
+    if until:
+        queryset = queryset.filter(queued_at__lt=until)
+    return queryset
+
+
+def probe_run_get(*, run_id: int) -> ProbeRun:
+    """One run with its per-request measurements and compat outcomes. Raises ProbeRun.DoesNotExist."""
+    return (
+        ProbeRun.objects.select_related("target")
+        .prefetch_related(
+            Prefetch("measurements", queryset=RequestMeasurement.objects.order_by("index")),
+            Prefetch("compat_outcomes", queryset=CompatOutcome.objects.order_by("check_name")),
+        )
+        .get(pk=run_id)
+    )

@@ -41,6 +41,7 @@ from probes.engine.server import (
 )
 from probes.engine.tiny_model import MODEL_NAME, TinyModel, write_tiny_model
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget
+from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
 from probes.services.targets import probe_target_create, probe_target_update
 
@@ -178,7 +179,10 @@ class Command(BaseCommand):
             ),
             "enabled": True,
         }
-        target = ProbeTarget.objects.filter(slug=slug).first()
+        try:
+            target = probe_target_get(slug=slug)
+        except ProbeTarget.DoesNotExist:
+            target = None
         try:
             if target is None:
                 return probe_target_create(actor=None, slug=slug, **fields)
