@@ -50,6 +50,7 @@ def _add_targets(start: int, stop: int) -> None:
 
     from catalog.models import Tool
     from probes.client import COMPAT_CHECKS
+    from probes.metrics import run_summary_keys
     from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 
     now = timezone.now()
@@ -78,7 +79,7 @@ def _add_targets(start: int, stop: int) -> None:
         for workload in WORKLOADS:
             metrics = {
                 key: {"p50": rng.uniform(1, 999), "p95": 1000.0, "p99": 1100.0, "median_72h": rng.uniform(1, 999)}
-                for key in ("ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "tpot_ms")
+                for key in run_summary_keys()
             }
             summaries.append(MeasurementSummary(
                 target=target, workload=workload, samples=72, samples_72h=24, success_rate=1.0,

@@ -83,8 +83,11 @@ def main() -> None:
     from django.db import connection
 
     from catalog.models import Tool
+    from probes.metrics import run_summary_keys
     from probes.models import ProbeTarget, RequestMeasurement
-    from probes.services.summaries import METRICS, probe_summaries_refresh
+    from probes.services.summaries import probe_summaries_refresh
+
+    METRICS = run_summary_keys()
 
     call_command("migrate", verbosity=0)
     tool = Tool.objects.create(slug="bench", name="Bench", kind="provider")

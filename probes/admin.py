@@ -15,6 +15,7 @@ from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
 from probes.client.sweep import IMPORT_FORMATS
 from probes.client.sweep.imports import MAX_RESULT_BYTES
+from probes.metrics import E2E, OUTPUT_SPEED, TTFAT, TTFT
 from probes.models import (
     CompatOutcome,
     CompatStatus,
@@ -25,6 +26,9 @@ from probes.models import (
     SweepLevel,
     SweepRun,
 )
+
+# The per-request figures a measurement row shows in the admin's lists.
+MEASUREMENT_COLUMNS = tuple(metric.key for metric in (TTFT, TTFAT, E2E, OUTPUT_SPEED))
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -88,7 +92,7 @@ class ProbeTargetAdmin(admin.ModelAdmin):
 
 class RequestMeasurementInline(ReadOnlyInline):
     model = RequestMeasurement
-    fields = ("index", "ok", "http_status", "ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "error_class")
+    fields = ("index", "ok", "http_status", *MEASUREMENT_COLUMNS, "error_class")
     readonly_fields = fields
 
 
@@ -122,7 +126,7 @@ class ProbeRunAdmin(ReadOnlyAdmin):
 
 @admin.register(RequestMeasurement)
 class RequestMeasurementAdmin(ReadOnlyAdmin):
-    list_display = ("run", "index", "ok", "ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "error_class")
+    list_display = ("run", "index", "ok", *MEASUREMENT_COLUMNS, "error_class")
     list_filter = ("ok", "buffered", "output_tokens_source")
     list_select_related = ("run__target",)
 

@@ -21,6 +21,7 @@ from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, que
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
+from probes.metrics import PERCENTILES, TargetFigures, run_summary_keys
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
 from probes.selectors.runs import probe_run_get, probe_run_list, probe_target_get, probe_target_list
@@ -28,8 +29,14 @@ from probes.services import targets as target_services
 
 TAG_PROBES = "probes"
 TAG_WRITES = "probe writes (staff)"
+
+
+def _spoken(words: tuple[str, ...]) -> str:
+    return f"{', '.join(words[:-1])} and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
 METRIC_HELP = (
-    "{metric: {p50, p95, p99, median_72h}} for ttft_ms, ttfat_ms, e2e_ms, output_speed_tps and tpot_ms; "
+    f"{{metric: {{{', '.join(TargetFigures.__annotations__)}}}}} for {_spoken(run_summary_keys())}; "
     "a figure is null when no request produced it."
 )
 
@@ -282,7 +289,8 @@ class RunOutputSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     summary = serializers.JSONField(
-        help_text="Per-run figures: {metric: {p50, p95, p99}}, success_rate, requests. Empty until finished."
+        help_text=f"Per-run figures: {{metric: {{{', '.join(PERCENTILES)}}}}}, success_rate, requests. "
+        "Empty until finished."
     )
     url = serializers.SerializerMethodField()
 

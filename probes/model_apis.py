@@ -17,6 +17,7 @@ from rest_framework.reverse import reverse
 
 from catalog.models import LanguageModel, ReportedFigure
 from core.apis import ListApi, list_envelope, list_response
+from probes.metrics import OUTPUT_SPEED, TTFAT, TTFT
 from probes.selectors.models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
 
 TAG_MODELS = "models"
@@ -109,8 +110,12 @@ def _figure_serializer(name: str) -> serializers.Serializer:
     return inline_serializer(
         name=name,
         fields={
-            "metric": serializers.CharField(help_text="ttft_ms, ttfat_ms (first answer token) or output_speed_tps."),
-            "value": serializers.FloatField(help_text="In ms or tok/s, as the metric's name says."),
+            "metric": serializers.CharField(
+                help_text=f"{TTFT.key}, {TTFAT.key} (first answer token) or {OUTPUT_SPEED.key}."
+            ),
+            "value": serializers.FloatField(
+                help_text=f"In {TTFT.unit} or {OUTPUT_SPEED.unit}, as the metric's name says."
+            ),
             "evidence": serializers.ChoiceField(
                 choices=["measured", "reported"],
                 help_text="measured: this site's 72-hour median; reported: a third party's published figure.",

@@ -9,6 +9,7 @@ from django.utils.deconstruct import deconstructible
 from catalog.models import Tool
 from core.models import TimeStampedModel
 from probes.client.config import api_key_env_error
+from probes.metrics import TargetFigures, run_summary_keys
 
 
 @deconstructible
@@ -228,7 +229,7 @@ class MeasurementSummary(TimeStampedModel):
     success_rate_72h = models.FloatField(null=True, blank=True)
     metrics = models.JSONField(
         default=dict,
-        help_text="{metric: {p50, p95, p99, median_72h}} for ttft_ms, ttfat_ms, e2e_ms, output_speed_tps, tpot_ms.",
+        help_text=f"{{metric: {{{', '.join(TargetFigures.__annotations__)}}}}} for {', '.join(run_summary_keys())}.",
     )
     first_run_at = models.DateTimeField(null=True, blank=True)
     last_run_at = models.DateTimeField(null=True, blank=True)

@@ -1,8 +1,10 @@
 """Display words, symbols and number formatting shared by the probe pages.
 
 Everything here turns stored values into what a table cell shows: the words for a target's configuration,
-the symbol and meaning of each compat outcome, metric labels and units, figures rounded half-up, prices to the
+the symbol and meaning of each compat outcome, figures rounded half-up in their metric's unit, prices to the
 cent, excerpts of provider messages, and how old a figure may be before a page calls it stale. No queries.
+Metric labels and units come from the metric registry (probes.metrics); the compat checks and their plain-
+language descriptions from the suite's registry (probes.client.compat).
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.conf import settings
 
 from scoring.money import format_usd
-from probes.client import COMPAT_CHECKS
+from probes.client import CHECKS, COMPAT_CHECKS
+from probes.metrics import PERCENTILES, Metric
 from probes.models import CompatOutcome, CompatStatus, ProbeTarget
 from scoring.terms import workload_input_tokens
 
@@ -46,25 +49,6 @@ OUTCOME_MEANINGS = {
     ),
 }
 
-# What each compat check sends and what counts as support, after docs/probes-measurement.md section 4.
-CHECK_DESCRIPTIONS = {
-    "stream_usage": ("a stream with stream_options.include_usage", "a usage object with completion_tokens arrives"),
-    "logprobs": ("logprobs: true", "log-probabilities come back (OpenAI or Together shape)"),
-    "top_logprobs": ("logprobs: true, top_logprobs: 3", "at least two alternatives per token"),
-    "logit_bias": ("a +100 bias on one token, 5 tokens long", "the answer is one token repeated"),
-    "n": ("n: 2", "two choices come back"),
-    "tools": ("one get_weather tool, tool_choice: auto", "a get_weather call with JSON-object arguments"),
-    "tool_choice_required": ("tool_choice: required with a prompt that needs no tool", "a tool call anyway"),
-    "parallel_tool_calls": ("parallel_tool_calls: false with a question about two cities", "exactly one call"),
-    "json_object": ("response_format: json_object", "the answer parses as a JSON object"),
-    "json_schema": ("a strict json_schema", "the answer validates against the schema"),
-    "tools_with_json_schema": ("tools and a json_schema in one request", "the answer validates against the schema"),
-    "streaming_tool_calls": ("a stream with a tool", "the deltas assemble into a call with JSON arguments"),
-    "seed": ("two samples at temperature 1.0 with the same seed", "identical answers"),
-    "stop": ('a request to count from 1 to 10, with stop: ["5"]', "no “5” and finish_reason stop"),
-    "max_completion_tokens": ("max_completion_tokens: 5 without max_tokens", "at most 5 tokens, finish_reason length"),
-}
-
 
 def outcome_legend() -> list[tuple[str, str, str, str]]:
     """(outcome, symbol, label, meaning) for every compat outcome, so no cell relies on colour alone."""
@@ -72,26 +56,6 @@ def outcome_legend() -> list[tuple[str, str, str, str]]:
         (outcome, OUTCOME_SYMBOLS[outcome], label, OUTCOME_MEANINGS[outcome])
         for outcome, label in CompatOutcome.Outcome.choices
     ]
-
-
-@dataclass(frozen=True)
-class MetricDefinition:
-    key: str
-    label: str
-    short_label: str
-    unit: str
-    decimals: int
-    higher_is_better: bool
-
-
-METRICS = (
-    MetricDefinition("ttft_ms", "Time to first token", "TTFT", "ms", 0, False),
-    MetricDefinition("ttfat_ms", "Time to first answer token", "TTFAT", "ms", 0, False),
-    MetricDefinition("output_speed_tps", "Output speed", "Output speed", "tok/s", 1, True),
-    MetricDefinition("e2e_ms", "End-to-end latency", "E2E", "ms", 0, False),
-    MetricDefinition("tpot_ms", "Time per output token", "TPOT", "ms", 1, False),
-)
-HEADLINE_METRICS = METRICS[:4]
 
 
 def finite_number(value: object) -> float | None:
@@ -123,14 +87,16 @@ class FigureValue:
 
 @dataclass(frozen=True)
 class MetricFigures:
-    metric: MetricDefinition
+    """One metric's cell group, read from a ``TargetFigures`` entry of MeasurementSummary.metrics."""
+
+    metric: Metric
     median_72h: float | None = None
     p50: float | None = None
     p95: float | None = None
     p99: float | None = None
 
     @classmethod
-    def from_json(cls, metric: MetricDefinition, figures: object) -> MetricFigures:
+    def from_json(cls, metric: Metric, figures: object) -> MetricFigures:
         if not isinstance(figures, Mapping):
             return cls(metric)
         return cls(
@@ -150,7 +116,7 @@ class MetricFigures:
 
     @property
     def percentile_values(self) -> list[FigureValue]:
-        return [self._value(self.p50), self._value(self.p95), self._value(self.p99)]
+        return [self._value(getattr(self, name)) for name in PERCENTILES]
 
 
 def target_configuration(target: ProbeTarget) -> str:
@@ -273,8 +239,14 @@ def compat_check_names() -> list[str]:
     return list(COMPAT_CHECKS)
 
 
+def compat_check_description(name: str) -> CheckDescription:
+    """What the check sends and what counts as supported; blank for a name the suite no longer runs."""
+    check = CHECKS.get(name)
+    if check is None:
+        return CheckDescription(name, "", "")
+    return CheckDescription(name, check.request, check.supported_when)
+
+
 def compat_check_descriptions() -> list[CheckDescription]:
     """Every check the client runs with what it sends and what counts as supported."""
-    return [
-        CheckDescription(name, *CHECK_DESCRIPTIONS.get(name, ("", ""))) for name in compat_check_names()
-    ]
+    return [compat_check_description(name) for name in compat_check_names()]

@@ -22,20 +22,13 @@ from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
 from probes.client.sweep.imports import MAX_RESULT_BYTES
+from probes.metrics import LEVEL_METRICS, PERCENTILES
 from probes.models import ProbeTarget, SweepRun
 from probes.selectors import sweeps as selectors
 from probes.services import sweeps as services
 
 TAG_LAB = "benchmark lab"
 TAG_WRITES = "probe writes (staff)"
-PERCENTILES = ("p50", "p95", "p99")
-
-
-def _percentile_fields(prefix: str) -> dict[str, serializers.Field]:
-    return {
-        f"{prefix}_{p}_ms": serializers.FloatField(allow_null=True, help_text=f"{prefix.upper()} {p}, ms.")
-        for p in PERCENTILES
-    }
 
 
 class SweepLevelOutputSerializer(serializers.Serializer):
@@ -58,10 +51,10 @@ class SweepLevelOutputSerializer(serializers.Serializer):
 
     def to_representation(self, level) -> dict:
         data = super().to_representation(level)
-        for metric in ("ttft", "tpot", "itl", "e2e"):
-            figures = getattr(level, f"{metric}_ms") or {}
-            for p in PERCENTILES:
-                data[f"{metric}_{p}_ms"] = figures.get(p)
+        for metric in LEVEL_METRICS:
+            figures = getattr(level, metric.key) or {}
+            for name in PERCENTILES:
+                data[metric.percentile_field(name)] = figures.get(name)
         return data
 
 

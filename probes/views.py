@@ -10,6 +10,7 @@ from catalog.models import LanguageModel
 from catalog.views import cached_page
 from probes import presenters
 from probes.client.config import api_key_env_error
+from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
 from probes.models import ProbeTarget
 from probes.selectors import dashboards
 from probes.selectors.dashboards import ENGINES, PROVIDERS
@@ -17,7 +18,7 @@ from probes.selectors.methodology import buffered_stream_rule, freshness_report,
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
 
 # The metrics drawn over time on the dashboards: (summary key, label, unit).
-HISTORY_CHARTS = (("output_speed_tps", "Output speed", "tok/s"), ("ttft_ms", "Time to first token", "ms"))
+HISTORY_CHARTS = tuple((metric.key, metric.label, metric.unit) for metric in (OUTPUT_SPEED, TTFT))
 
 # Pages that show catalog facts beside measured summaries are rebuilt when either changes.
 PAGE_SCOPES = ("catalog", "probes")
@@ -45,8 +46,8 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
     )
     context = {
         "dashboard": dashboard,
-        "metrics": presenters.HEADLINE_METRICS,
-        "all_metrics": presenters.METRICS,
+        "metrics": HEADLINE_METRICS,
+        "all_metrics": PAGE_METRICS,
         "outcome_legend": presenters.outcome_legend(),
         "comparisons": model_comparisons(providers=audience == PROVIDERS),
         "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],

@@ -21,6 +21,7 @@ from catalog.models import (
     UseCaseRecommendation,
 )
 from catalog.selectors import reported_figures_for_scoring
+from probes.metrics import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT
 from probes.models import CompatStatus, MeasurementSummary
 from scoring.breakeven import GpuPrice, TokenPrice
 from scoring.ranking import (
@@ -107,8 +108,8 @@ def catalog_data() -> CatalogData:
             workload=summary.workload,
             concurrency=summary.concurrency,
             samples_72h=summary.samples_72h,
-            output_speed_tps=_median_72h(summary.metrics, "output_speed_tps"),
-            ttft_ms=_median_72h(summary.metrics, "ttft_ms"),
+            output_speed_tps=_median_72h(summary.metrics, OUTPUT_SPEED.key),
+            ttft_ms=_median_72h(summary.metrics, TTFT.key),
             hardware=summary.target.hardware,
         )
         for summary in MeasurementSummary.objects.select_related("target__tool").order_by("id")
@@ -125,20 +126,19 @@ def catalog_data() -> CatalogData:
 
 # Reported figures scoring can weigh: output speed and time to first token (not the time to the first answer
 # token, which a reasoning model's thinking phase stretches), per publisher's page and date.
-SCORED_REPORTED_METRICS = {"output_speed": "output_speed_tps", "ttft": "ttft_ms"}
+SCORED_METRICS = (OUTPUT_SPEED, TTFT)
 
 
 def _reported_speeds() -> tuple[ReportedSpeed, ...]:
     """One ReportedSpeed per tool, model and publisher's page and date, its speed and TTFT (ms) together."""
     merged: dict[tuple, dict] = {}
     for figure in reported_figures_for_scoring():
-        field = SCORED_REPORTED_METRICS.get(figure["metric"])
-        if field is None or figure["model"] is None or figure["concurrency"] is not None:
+        metric = METRIC_BY_REPORTED.get(figure["metric"])
+        if metric not in SCORED_METRICS or figure["model"] is None or figure["concurrency"] is not None:
             continue
         key = (figure["tool"], figure["model"], figure["publisher"], figure["url"], figure["observed_on"])
         entry = merged.setdefault(key, {"workload": figure["workload"]})
-        value = figure["value"] * 1000 if field == "ttft_ms" else figure["value"]
-        entry.setdefault(field, value)
+        entry.setdefault(metric.key, metric.converted(figure["value"], unit=figure["unit"]))
     return tuple(
         ReportedSpeed(
             tool=tool, model=normalize_model(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),

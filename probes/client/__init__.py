@@ -8,7 +8,7 @@
     compat = asyncio.run(run_compat_suite(config))
 """
 
-from .compat import COMPAT_CHECKS, run_compat_suite
+from .compat import CHECKS, COMPAT_CHECKS, CompatCheck, run_compat_suite
 from .config import EndpointConfig
 from .errors import ERROR_CLASSES, ProbeError
 from .results import (
@@ -22,9 +22,11 @@ from .speed import run_speed_suite
 from .workloads import WORKLOADS
 
 __all__ = [
+    "CHECKS",
     "COMPAT_CHECKS",
     "COMPAT_OUTCOMES",
     "ERROR_CLASSES",
+    "CompatCheck",
     "CompatCheckResult",
     "CompatResult",
     "EndpointConfig",

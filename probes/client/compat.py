@@ -1,5 +1,10 @@
 """The compatibility suite: one small request (two for ``seed``) per check, each with one outcome.
 
+Every check is declared once, where it is written: ``@compat_check`` registers it in ``CHECKS`` with the API
+parameters it exercises and, in plain words, what it sends and when it counts as supported. The suite runs the
+checks in the order they are registered (``COMPAT_CHECKS``); the methodology page, the compat matrix and the CLI
+read the checks from here.
+
 Outcomes: ``supported`` (accepted and the effect verified), ``accepted`` (accepted, effect not verifiable),
 ``ignored`` (accepted, effect verifiably absent), ``rejected`` (a 4xx naming the request as the problem: the
 status and the provider's own message are kept), ``error`` (5xx, timeout, broken stream, 401/403/404/408/429,
@@ -10,7 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 import jsonschema
 
@@ -23,24 +29,6 @@ from .speed import _is_control_exception, _notify
 from .sse import decode_reads
 
 logger = logging.getLogger(__name__)
-
-COMPAT_CHECKS = (
-    "stream_usage",
-    "logprobs",
-    "top_logprobs",
-    "logit_bias",
-    "n",
-    "tools",
-    "tool_choice_required",
-    "parallel_tool_calls",
-    "json_object",
-    "json_schema",
-    "tools_with_json_schema",
-    "streaming_tool_calls",
-    "seed",
-    "stop",
-    "max_completion_tokens",
-)
 
 NOT_ABOUT_THE_REQUEST = frozenset({401, 403, 404, 408, 429})
 FATAL_ERRORS = frozenset({"auth_missing", "auth_failed", "connect_error", "connect_timeout", "redirect"})
@@ -108,6 +96,41 @@ class _Context:
         return exchange
 
 
+# A check: called with the suite's context and its own name, it sends its request(s) and judges the answer.
+CheckFunction = Callable[[_Context, str], Awaitable[CompatCheckResult]]
+
+
+@dataclass(frozen=True)
+class CompatCheck:
+    """One check of the suite: ``parameters`` are the request parameters it exercises (a dotted path for a nested
+    one), each present in what it sends; ``request`` and ``supported_when`` say, for readers of the methodology
+    page and the compat matrix, what it sends and what counts as support (the full rules are in
+    docs/probes-measurement.md section 4)."""
+
+    name: str
+    parameters: tuple[str, ...]
+    request: str
+    supported_when: str
+    run: CheckFunction
+
+
+CHECKS: dict[str, CompatCheck] = {}
+
+
+def compat_check(
+    name: str, *, parameters: tuple[str, ...], request: str, supported_when: str
+) -> Callable[[CheckFunction], CheckFunction]:
+    """Register the decorated coroutine as the check ``name``; it is called with the context and that name."""
+
+    def register(run: CheckFunction) -> CheckFunction:
+        if name in CHECKS:
+            raise ValueError(f"compat check {name!r} is registered twice")
+        CHECKS[name] = CompatCheck(name, parameters, request, supported_when, run)
+        return run
+
+    return register
+
+
 def failure(name: str, exchange: Exchange, secrets: tuple[str, ...]) -> CompatCheckResult | None:
     """The outcome of a failed exchange, or None when it succeeded."""
     error = exchange.error
@@ -170,8 +193,13 @@ async def _non_stream(name: str, ctx: _Context, body: dict) -> tuple[dict | None
     return data, failed, exchange
 
 
-async def check_stream_usage(ctx: _Context) -> CompatCheckResult:
-    name = "stream_usage"
+@compat_check(
+    "stream_usage",
+    parameters=("stream_options.include_usage",),
+    request="a stream with stream_options.include_usage",
+    supported_when="a usage object with completion_tokens arrives",
+)
+async def check_stream_usage(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_SHORT, stream=True, stream_options={"include_usage": True})
     exchange = await ctx.post(body, stream=True)
     failed = failure(name, exchange, ctx.http.secrets())
@@ -213,8 +241,13 @@ def _logprob_entries(logprobs) -> tuple[int, int]:
     return 0, 0
 
 
-async def check_logprobs(ctx: _Context) -> CompatCheckResult:
-    name = "logprobs"
+@compat_check(
+    "logprobs",
+    parameters=("logprobs",),
+    request="logprobs: true",
+    supported_when="log-probabilities come back (OpenAI or Together shape)",
+)
+async def check_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
     data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True))
     if failed:
         return failed
@@ -224,8 +257,13 @@ async def check_logprobs(ctx: _Context) -> CompatCheckResult:
     return CompatCheckResult(name, "ignored", exchange.status, "", "no logprobs in the response")
 
 
-async def check_top_logprobs(ctx: _Context) -> CompatCheckResult:
-    name = "top_logprobs"
+@compat_check(
+    "top_logprobs",
+    parameters=("top_logprobs",),
+    request="logprobs: true, top_logprobs: 3",
+    supported_when="at least two alternatives per token",
+)
+async def check_top_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
     data, failed, exchange = await _non_stream(
         name, ctx, ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True, top_logprobs=3)
     )
@@ -239,8 +277,13 @@ async def check_top_logprobs(ctx: _Context) -> CompatCheckResult:
     return CompatCheckResult(name, "ignored", exchange.status, "", "no top_logprobs alternatives in the response")
 
 
-async def check_logit_bias(ctx: _Context) -> CompatCheckResult:
-    name = "logit_bias"
+@compat_check(
+    "logit_bias",
+    parameters=("logit_bias",),
+    request="a +100 bias on one token, 5 tokens long",
+    supported_when="the answer is one token repeated",
+)
+async def check_logit_bias(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_SHORT, max_tokens=LIMIT_UNDER_TEST, logit_bias={BIAS_TOKEN_ID: 100})
     data, failed, exchange = await _non_stream(name, ctx, body)
     if failed:
@@ -269,8 +312,13 @@ async def check_logit_bias(ctx: _Context) -> CompatCheckResult:
     )
 
 
-async def check_n(ctx: _Context) -> CompatCheckResult:
-    name = "n"
+@compat_check(
+    "n",
+    parameters=("n",),
+    request="n: 2",
+    supported_when="two choices come back",
+)
+async def check_n(ctx: _Context, name: str) -> CompatCheckResult:
     data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_SHORT, n=2, temperature=0.7))
     if failed:
         return failed
@@ -287,8 +335,13 @@ def _valid_call(call: dict) -> tuple[str, object]:
     return str(function.get("name") or ""), parsed
 
 
-async def check_tools(ctx: _Context) -> CompatCheckResult:
-    name = "tools"
+@compat_check(
+    "tools",
+    parameters=("tools",),
+    request="one get_weather tool, tool_choice: auto",
+    supported_when="a get_weather call with JSON-object arguments",
+)
+async def check_tools(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_WEATHER, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto")
     data, failed, exchange = await _non_stream(name, ctx, body)
     if failed:
@@ -306,8 +359,13 @@ async def check_tools(ctx: _Context) -> CompatCheckResult:
     return CompatCheckResult(name, "accepted", exchange.status, "", "answered in text without a tool call")
 
 
-async def check_tool_choice_required(ctx: _Context) -> CompatCheckResult:
-    name = "tool_choice_required"
+@compat_check(
+    "tool_choice_required",
+    parameters=("tool_choice",),
+    request="tool_choice: required with a prompt that needs no tool",
+    supported_when="a tool call anyway",
+)
+async def check_tool_choice_required(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body("Say hello.", max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="required")
     data, failed, exchange = await _non_stream(name, ctx, body)
     if failed:
@@ -317,8 +375,13 @@ async def check_tool_choice_required(ctx: _Context) -> CompatCheckResult:
     return CompatCheckResult(name, "ignored", exchange.status, "", "answered in text although a tool call was required")
 
 
-async def check_parallel_tool_calls(ctx: _Context) -> CompatCheckResult:
-    name = "parallel_tool_calls"
+@compat_check(
+    "parallel_tool_calls",
+    parameters=("parallel_tool_calls",),
+    request="parallel_tool_calls: false with a question about two cities",
+    supported_when="exactly one call",
+)
+async def check_parallel_tool_calls(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(
         PROMPT_TWO_CITIES, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", parallel_tool_calls=False
     )
@@ -341,8 +404,13 @@ async def check_parallel_tool_calls(ctx: _Context) -> CompatCheckResult:
     return CompatCheckResult(name, "accepted", exchange.status, "", "accepted; the model made no tool call")
 
 
-async def check_json_object(ctx: _Context) -> CompatCheckResult:
-    name = "json_object"
+@compat_check(
+    "json_object",
+    parameters=("response_format",),
+    request="response_format: json_object",
+    supported_when="the answer parses as a JSON object",
+)
+async def check_json_object(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_JSON, max_tokens=ROOM, response_format={"type": "json_object"})
     data, failed, exchange = await _non_stream(name, ctx, body)
     if failed:
@@ -375,8 +443,13 @@ def _schema_outcome(name: str, data: dict, status: int | None) -> CompatCheckRes
     return CompatCheckResult(name, "ignored", status, "", f"the answer is not JSON: {content[:60]!r}")
 
 
-async def check_json_schema(ctx: _Context) -> CompatCheckResult:
-    name = "json_schema"
+@compat_check(
+    "json_schema",
+    parameters=("response_format",),
+    request="a strict json_schema",
+    supported_when="the answer validates against the schema",
+)
+async def check_json_schema(ctx: _Context, name: str) -> CompatCheckResult:
     data, failed, exchange = await _non_stream(
         name, ctx, ctx.body(PROMPT_SCHEMA, max_tokens=ROOM, response_format=JSON_SCHEMA_FORMAT)
     )
@@ -385,8 +458,13 @@ async def check_json_schema(ctx: _Context) -> CompatCheckResult:
     return _schema_outcome(name, data, exchange.status)
 
 
-async def check_tools_with_json_schema(ctx: _Context) -> CompatCheckResult:
-    name = "tools_with_json_schema"
+@compat_check(
+    "tools_with_json_schema",
+    parameters=("tools", "response_format"),
+    request="tools and a json_schema in one request",
+    supported_when="the answer validates against the schema",
+)
+async def check_tools_with_json_schema(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(
         PROMPT_SCHEMA, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", response_format=JSON_SCHEMA_FORMAT
     )
@@ -404,8 +482,13 @@ async def check_tools_with_json_schema(ctx: _Context) -> CompatCheckResult:
     return _schema_outcome(name, data, exchange.status)
 
 
-async def check_streaming_tool_calls(ctx: _Context) -> CompatCheckResult:
-    name = "streaming_tool_calls"
+@compat_check(
+    "streaming_tool_calls",
+    parameters=("tools", "stream"),
+    request="a stream with a tool",
+    supported_when="the deltas assemble into a call with JSON arguments",
+)
+async def check_streaming_tool_calls(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_WEATHER, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", stream=True)
     exchange = await ctx.post(body, stream=True)
     failed = failure(name, exchange, ctx.http.secrets())
@@ -436,8 +519,13 @@ async def check_streaming_tool_calls(ctx: _Context) -> CompatCheckResult:
     )
 
 
-async def check_seed(ctx: _Context) -> CompatCheckResult:
-    name = "seed"
+@compat_check(
+    "seed",
+    parameters=("seed",),
+    request="two samples at temperature 1.0 with the same seed",
+    supported_when="identical answers",
+)
+async def check_seed(ctx: _Context, name: str) -> CompatCheckResult:
     answers = []
     for _ in range(2):
         data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_RANDOM, temperature=1.0, seed=1234))
@@ -459,8 +547,13 @@ async def check_seed(ctx: _Context) -> CompatCheckResult:
     )
 
 
-async def check_stop(ctx: _Context) -> CompatCheckResult:
-    name = "stop"
+@compat_check(
+    "stop",
+    parameters=("stop",),
+    request='a request to count from 1 to 10, with stop: ["5"]',
+    supported_when="no “5” and finish_reason stop",
+)
+async def check_stop(ctx: _Context, name: str) -> CompatCheckResult:
     data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_COUNT, max_tokens=ROOM, stop=["5"]))
     if failed:
         return failed
@@ -478,8 +571,13 @@ async def check_stop(ctx: _Context) -> CompatCheckResult:
     )
 
 
-async def check_max_completion_tokens(ctx: _Context) -> CompatCheckResult:
-    name = "max_completion_tokens"
+@compat_check(
+    "max_completion_tokens",
+    parameters=("max_completion_tokens",),
+    request="max_completion_tokens: 5 without max_tokens",
+    supported_when="at most 5 tokens, finish_reason length",
+)
+async def check_max_completion_tokens(ctx: _Context, name: str) -> CompatCheckResult:
     body = {
         "model": ctx.config.model,
         "messages": [{"role": "user", "content": PROMPT_LONG}],
@@ -524,24 +622,8 @@ async def check_max_completion_tokens(ctx: _Context) -> CompatCheckResult:
     )
 
 
-CHECKS: dict[str, Callable] = {
-    "stream_usage": check_stream_usage,
-    "logprobs": check_logprobs,
-    "top_logprobs": check_top_logprobs,
-    "logit_bias": check_logit_bias,
-    "n": check_n,
-    "tools": check_tools,
-    "tool_choice_required": check_tool_choice_required,
-    "parallel_tool_calls": check_parallel_tool_calls,
-    "json_object": check_json_object,
-    "json_schema": check_json_schema,
-    "tools_with_json_schema": check_tools_with_json_schema,
-    "streaming_tool_calls": check_streaming_tool_calls,
-    "seed": check_seed,
-    "stop": check_stop,
-    "max_completion_tokens": check_max_completion_tokens,
-}
-assert tuple(CHECKS) == COMPAT_CHECKS
+# The check names in the order the suite runs them.
+COMPAT_CHECKS: tuple[str, ...] = tuple(CHECKS)
 
 
 async def run_compat_suite(
@@ -604,7 +686,7 @@ def _fatal_class(check: CompatCheckResult) -> bool:
 
 async def _run_check(ctx: _Context, name: str) -> CompatCheckResult:
     try:
-        check = await CHECKS[name](ctx)
+        check = await CHECKS[name].run(ctx, name)
         # Answers and provider messages can echo anything, so they pass the redaction too.
         check.message = redact(check.message, ctx.http.secrets())
         check.detail = redact(check.detail, ctx.http.secrets())

@@ -6,6 +6,8 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field, fields
 
+from probes.metrics import CLIENT_SUMMARY_METRICS, ITL, PERCENTILES, Percentiles
+
 COMPAT_OUTCOMES = ("supported", "accepted", "ignored", "rejected", "error")
 
 
@@ -22,8 +24,8 @@ def percentile(values: list[float], q: float) -> float | None:
     return data[lower] + (data[upper] - data[lower]) * (position - lower)
 
 
-def percentiles(values: list[float]) -> dict:
-    return {"p50": percentile(values, 50), "p95": percentile(values, 95), "p99": percentile(values, 99)}
+def percentiles(values: list[float]) -> Percentiles:
+    return {name: percentile(values, q) for name, q in PERCENTILES.items()}
 
 
 @dataclass
@@ -81,7 +83,7 @@ class RequestResult:
             "output_tokens_source": self.output_tokens_source or None,
             "output_speed_tps": self.output_speed_tps,
             "tpot_ms": self.tpot_ms,
-            "itl_ms": {"p50": self.itl_p50_ms, "p95": self.itl_p95_ms, "p99": self.itl_p99_ms},
+            "itl_ms": {name: getattr(self, ITL.percentile_field(name)) for name in PERCENTILES},
             "chunks": self.chunks,
             "buffered": self.buffered,
             "error": (
@@ -90,9 +92,6 @@ class RequestResult:
                 else None
             ),
         }
-
-
-SUMMARY_METRICS = ("ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "tpot_ms", "headers_ms")
 
 
 @dataclass
@@ -113,9 +112,12 @@ class SpeedResult:
         return [r for r in self.requests if r.ok]
 
     def summary(self) -> dict:
-        """p50/p95/p99 of each metric over the successful requests, plus counts and the success rate."""
+        """p50/p95/p99 of each metric of the client's summary over the successful requests, plus counts and the
+        success rate."""
         ok = self.ok_requests
-        summary = {name: percentiles([getattr(r, name) for r in ok]) for name in SUMMARY_METRICS}
+        summary: dict = {
+            metric.key: percentiles([getattr(r, metric.key) for r in ok]) for metric in CLIENT_SUMMARY_METRICS
+        }
         summary["requests"] = len(self.requests)
         summary["ok"] = len(ok)
         summary["success_rate"] = (len(ok) / len(self.requests)) if self.requests else None

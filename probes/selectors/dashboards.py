@@ -17,17 +17,16 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
+from probes.metrics import HEADLINE_METRICS, PAGE_METRICS
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 from probes.presenters import (
-    CHECK_DESCRIPTIONS,
-    HEADLINE_METRICS,
-    METRICS,
     NOT_CONFIGURED,
     CheckDescription,
     CompatCell,
     MetricFigures,
     WorkloadOption,
     age_since,
+    compat_check_description,
     compat_check_names,
     excerpt,
     finite_number,
@@ -98,10 +97,7 @@ class CompatMatrix:
     @property
     def lines(self) -> list[tuple[CheckDescription, list[CompatCell]]]:
         """by_check with what each check sends and when it counts as supported."""
-        return [
-            (CheckDescription(check, *CHECK_DESCRIPTIONS.get(check, ("", ""))), cells)
-            for check, cells in self.by_check
-        ]
+        return [(compat_check_description(check), cells) for check, cells in self.by_check]
 
 
 def _compat_matrix(targets: list[ProbeTarget], statuses: Iterable[CompatStatus]) -> CompatMatrix:
@@ -171,7 +167,7 @@ def _audience_filter(audience: str, prefix: str = "") -> Q:
     return provider if audience == PROVIDERS else ~provider
 
 
-HISTORY_FIELDS = tuple(f"summary__{metric.key}__p50" for metric in METRICS) + ("summary__success_rate",)
+HISTORY_FIELDS = tuple(f"summary__{metric.key}__p50" for metric in PAGE_METRICS) + ("summary__success_rate",)
 
 
 def _history_series(targets: list[ProbeTarget], runs: Iterable[tuple]) -> list[dict]:
@@ -180,7 +176,7 @@ def _history_series(targets: list[ProbeTarget], runs: Iterable[tuple]) -> list[d
     for target_id, moment, *values in runs:
         *metric_values, success_rate = values
         point = {"t": int(moment.timestamp() * 1000), "at": moment, "success_rate": finite_number(success_rate)}
-        for metric, value in zip(METRICS, metric_values, strict=True):
+        for metric, value in zip(PAGE_METRICS, metric_values, strict=True):
             point[metric.key] = finite_number(value)
         points[target_id].append(point)
     return [
@@ -324,7 +320,7 @@ def dashboard_for(
     for target in shown_targets:
         summary = selected_summaries.get(target.pk)
         metrics = summary.metrics if summary and isinstance(summary.metrics, Mapping) else {}
-        all_figures = [MetricFigures.from_json(metric, metrics.get(metric.key)) for metric in METRICS]
+        all_figures = [MetricFigures.from_json(metric, metrics.get(metric.key)) for metric in PAGE_METRICS]
         age = age_since(summary.last_run_at, now) if summary else None
         rows.append(
             DashboardRow(

@@ -17,8 +17,9 @@ from django.db.models import QuerySet
 
 from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigure, Tool, ToolApiSurface
 from catalog.selectors import REFERENCE_MODEL_SLUG
+from probes.metrics import METRIC_BY_KEY, METRIC_BY_REPORTED, PAGE_METRICS, TTFAT, TTFT, Metric
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import METRICS, MetricDefinition, MetricFigures, WorkloadOption
+from probes.presenters import MetricFigures, WorkloadOption
 from scoring.terms import blended_price, model_key, workload_input_tokens
 
 # The compat surface every probe speaks; its documented checks are the ones a model row summarises.
@@ -27,18 +28,6 @@ DOCUMENTED_PROBLEMS = frozenset({"partial", "ignored", "unsupported", "rejected"
 
 MEASURED = "measured"
 REPORTED = "reported"
-
-# A reported figure answers the same question as a measured metric when it is this one.
-MEASURED_KEY_FOR_REPORTED = {
-    ReportedFigure.Metric.OUTPUT_SPEED: "output_speed_tps",
-    ReportedFigure.Metric.TTFT: "ttft_ms",
-    ReportedFigure.Metric.TIME_TO_FIRST_ANSWER_TOKEN: "ttfat_ms",
-    ReportedFigure.Metric.E2E: "e2e_ms",
-}
-SECONDS_METRICS = frozenset(
-    {ReportedFigure.Metric.TTFT, ReportedFigure.Metric.TIME_TO_FIRST_ANSWER_TOKEN, ReportedFigure.Metric.E2E}
-)
-METRIC_BY_KEY = {metric.key: metric for metric in METRICS}
 
 
 @dataclass(frozen=True)
@@ -52,7 +41,7 @@ class Figure:
     workload: str = ""
 
     @property
-    def metric(self) -> MetricDefinition:
+    def metric(self) -> Metric:
         return METRIC_BY_KEY[self.key]
 
     @property
@@ -97,8 +86,9 @@ class OfferingRow:
     def reported_value(self, key: str) -> Figure | None:
         """The newest reported figure of the metric `key`, in the unit of the measured metric."""
         for figure in self.reported:
-            if MEASURED_KEY_FOR_REPORTED.get(figure.metric) == key:
-                value = float(figure.value) * (1000 if figure.metric in SECONDS_METRICS else 1)
+            metric = METRIC_BY_REPORTED.get(figure.metric)
+            if metric is not None and metric.key == key:
+                value = metric.converted(float(figure.value), unit=figure.unit)
                 return Figure(key, value, REPORTED, reported=figure, workload=figure.workload)
         return None
 
@@ -167,13 +157,13 @@ class ModelComparison:
         return [row for row in self.providers if row.blended_usd is not None and row.output_speed is not None]
 
     @property
-    def first_token_chart(self) -> tuple[MetricDefinition, list[tuple[OfferingRow, Figure]]] | None:
+    def first_token_chart(self) -> tuple[Metric, list[tuple[OfferingRow, Figure]]] | None:
         """The bars of the first-token chart: one metric for every bar (time to first token, or to the first
         answer token, whichever more tools have), so no bar compares one with the other."""
         candidates = []
-        for key in ("ttft_ms", "ttfat_ms"):
-            bars = [(row, figure) for row in self.rows if (figure := row.best(key)) is not None]
-            candidates.append((len(bars), key == "ttft_ms", key, bars))
+        for metric in (TTFT, TTFAT):
+            bars = [(row, figure) for row in self.rows if (figure := row.best(metric.key)) is not None]
+            candidates.append((len(bars), metric is TTFT, metric.key, bars))
         count, _, key, bars = max(candidates)
         if not count:
             return None
@@ -301,7 +291,7 @@ def model_comparisons(
                 for summary in summaries_by_target[target.pk]:
                     if option and (summary.workload, summary.concurrency) == (option.workload, option.concurrency):
                         figures = summary.metrics if isinstance(summary.metrics, dict) else {}
-                        for metric in METRICS:
+                        for metric in PAGE_METRICS:
                             value = MetricFigures.from_json(metric, figures.get(metric.key)).median_72h
                             if value is not None:
                                 measured[metric.key] = value

@@ -11,11 +11,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from catalog.models import Tool
+from probes.metrics import HEADLINE_METRICS, Metric
 from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeTarget
 from probes.presenters import (
-    HEADLINE_METRICS,
     OUTCOME_SYMBOLS,
-    MetricDefinition,
     MetricFigures,
     WorkloadOption,
     age_since,
@@ -53,7 +52,7 @@ class ToolMeasurements:
     targets: list[ToolTargetMeasurements]
     dashboard_url_name: str
     now: dt.datetime
-    metrics: tuple[MetricDefinition, ...] = field(default=HEADLINE_METRICS)
+    metrics: tuple[Metric, ...] = field(default=HEADLINE_METRICS)
 
     @property
     def has_data(self) -> bool:

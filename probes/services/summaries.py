@@ -17,10 +17,9 @@ from django.db import transaction
 from django.db.models import Max, Min, OuterRef, Subquery
 from django.utils import timezone
 
+from probes.metrics import PERCENTILES, Percentiles, TargetFigures, run_summary_keys
 from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget, RequestMeasurement
 
-METRICS = ("ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "tpot_ms")
-PERCENTILES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
 # Runs whose requests count: a failed run's requests lower the success rate, they are not dropped.
 MEASURED_STATUSES = (ProbeRun.Status.SUCCEEDED, ProbeRun.Status.PARTIAL, ProbeRun.Status.FAILED)
 DIGITS = 3
@@ -30,20 +29,21 @@ def _rounded(value: float) -> float | None:
     return None if pd.isna(value) else round(float(value), DIGITS)
 
 
-def percentiles(values: Iterable[float | None]) -> dict[str, float | None]:
+def percentiles(values: Iterable[float | None]) -> Percentiles:
     """p50/p95/p99 of the non-missing values, or None for each when there are none."""
     series = pd.Series(list(values), dtype="float64").dropna()
     if series.empty:
-        return dict.fromkeys(PERCENTILES)
-    return {name: _rounded(series.quantile(q)) for name, q in PERCENTILES.items()}
+        return Percentiles(**dict.fromkeys(PERCENTILES))
+    return Percentiles(**{name: _rounded(series.quantile(q / 100)) for name, q in PERCENTILES.items()})
 
 
 def run_summary_compute(*, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Per-run figures for history charts: {metric: {p50,p95,p99}} plus request counts and success rate."""
-    frame = pd.DataFrame.from_records(list(rows), columns=["ok", *METRICS])
+    keys = run_summary_keys()
+    frame = pd.DataFrame.from_records(list(rows), columns=["ok", *keys])
     total = len(frame)
     succeeded = frame[frame["ok"].astype(bool)] if total else frame
-    summary: dict[str, Any] = {metric: percentiles(succeeded[metric]) for metric in METRICS}
+    summary: dict[str, Any] = {metric: percentiles(succeeded[metric]) for metric in keys}
     summary.update(
         requests=total,
         succeeded=len(succeeded),
@@ -55,12 +55,11 @@ def run_summary_compute(*, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def _group_metrics(group: pd.DataFrame, *, recent_since: dt.datetime) -> tuple[dict[str, Any], int, int]:
     succeeded = group[group["ok"]]
     recent = succeeded[succeeded["started_at"] >= recent_since]
-    metrics = {}
-    for metric in METRICS:
-        figures = percentiles(succeeded[metric])
+    metrics: dict[str, TargetFigures] = {}
+    for metric in run_summary_keys():
         recent_values = recent[metric].dropna()
-        figures["median_72h"] = _rounded(recent_values.median()) if not recent_values.empty else None
-        metrics[metric] = figures
+        median = _rounded(recent_values.median()) if not recent_values.empty else None
+        metrics[metric] = TargetFigures(**percentiles(succeeded[metric]), median_72h=median)
     return metrics, len(succeeded), len(recent)
 
 
@@ -85,7 +84,8 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
     now = now or timezone.now()
     window_start = now - dt.timedelta(days=settings.PROBE_SUMMARY_WINDOW_DAYS)
     recent_since = now - dt.timedelta(hours=settings.PROBE_MEDIAN_WINDOW_HOURS)
-    columns = ["workload", "concurrency", "ok", "started_at", *METRICS]
+    keys = run_summary_keys()
+    columns = ["workload", "concurrency", "ok", "started_at", *keys]
     rows = (
         RequestMeasurement.objects.filter(
             run__target=target,
@@ -94,14 +94,14 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
             started_at__gte=window_start,
             started_at__lte=now,
         )
-        .values_list("run__workload", "run__concurrency", "ok", "started_at", *METRICS)
+        .values_list("run__workload", "run__concurrency", "ok", "started_at", *keys)
         .order_by()
     )
     frame = pd.DataFrame.from_records(list(rows), columns=columns)
     if not frame.empty:
         frame["ok"] = frame["ok"].astype(bool)
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
-        for metric in METRICS:
+        for metric in keys:
             frame[metric] = frame[metric].astype("float64")
 
     run_spans = {

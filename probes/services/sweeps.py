@@ -58,6 +58,7 @@ from probes.client.sweep import (
     run_structured_output,
     run_sweep,
 )
+from probes.metrics import LEVEL_METRICS
 from probes.models import ProbeTarget, SweepLevel, SweepRun
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ SUITE_PARAMETERS = {
     SweepRun.Kind.PREFIX_CACHE: ("prefix_tokens", "suffix_tokens", "requests", "output_tokens"),
     SweepRun.Kind.STRUCTURED_OUTPUT: ("requests", "input_tokens", "output_tokens", "variants"),
 }
-PERCENTILE_FIELDS = ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")
+PERCENTILE_FIELDS = tuple(metric.key for metric in LEVEL_METRICS)
 NUMBER_FIELDS = (
     "duration_s", "output_tps", "total_tps", "request_rate", "goodput_rps", "slo_attainment", "cost_per_1m_output_usd"
 )

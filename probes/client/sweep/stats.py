@@ -21,17 +21,15 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from probes.metrics import PERCENTILES, LevelFigures
+
 from ..results import percentile
 
 
-def percentiles(values: list[float]) -> dict:
+def percentiles(values: list[float]) -> LevelFigures:
     clean = [v for v in values if v is not None]
-    return {
-        "p50": percentile(clean, 50),
-        "p95": percentile(clean, 95),
-        "p99": percentile(clean, 99),
-        "mean": (sum(clean) / len(clean)) if clean else None,
-    }
+    mean = (sum(clean) / len(clean)) if clean else None
+    return LevelFigures(**{name: percentile(clean, q) for name, q in PERCENTILES.items()}, mean=mean)
 
 
 @dataclass(frozen=True)

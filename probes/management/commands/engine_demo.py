@@ -40,6 +40,7 @@ from probes.engine.server import (
     stop_engine,
 )
 from probes.engine.tiny_model import MODEL_NAME, TinyModel, write_tiny_model
+from probes.metrics import E2E, OUTPUT_SPEED, TTFT
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
@@ -51,7 +52,8 @@ DEFAULT_MODEL_DIR = Path("var") / "engine"
 DEFAULT_WORKLOADS = ("in-100",)
 # Room for the largest scheduled workload (about 10,000 prompt tokens and 1,500 output tokens).
 DEFAULT_CONTEXT = 12288
-HEADLINE = (("ttft_ms", "TTFT", "ms"), ("output_speed_tps", "output speed", "tok/s"), ("e2e_ms", "E2E", "ms"))
+# The figures printed for each speed run.
+REPORTED_METRICS = (TTFT, OUTPUT_SPEED, E2E)
 
 
 class _Stop(Exception):
@@ -216,7 +218,8 @@ class Command(BaseCommand):
             if run.suite == ProbeRun.Suite.SPEED:
                 summary = run.summary or {}
                 figures = "  ".join(
-                    f"{label} p50 {_figure(summary.get(key))} {unit}" for key, label, unit in HEADLINE
+                    f"{metric.short_label} p50 {_figure(summary.get(metric.key))} {metric.unit}"
+                    for metric in REPORTED_METRICS
                 )
                 self.stdout.write(
                     f"speed {run.workload} x{run.concurrency}: {summary.get('succeeded', 0)}/"

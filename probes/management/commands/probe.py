@@ -22,10 +22,11 @@ from core.exceptions import ApplicationError
 from probes import client as probe_client
 from probes.client.config import api_key_env_error
 from probes.client.workloads import workload_for
+from probes.metrics import PERCENTILES, run_summary_keys
 from probes.models import ProbeRun, ProbeTarget, RequestMeasurement
 from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
-from probes.services.summaries import METRICS, percentiles
+from probes.services.summaries import percentiles
 
 CONFIG_FIELD_OPTIONS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}
 DEFAULT_INPUT_TOKENS = 1000
@@ -47,7 +48,7 @@ def _measurement_json(measurement: RequestMeasurement) -> dict[str, Any]:
 
 def _speed_summary(measurements: list[Any]) -> dict[str, Any]:
     succeeded = [m for m in measurements if m.ok]
-    summary: dict[str, Any] = {metric: percentiles(getattr(m, metric) for m in succeeded) for metric in METRICS}
+    summary: dict[str, Any] = {key: percentiles(getattr(m, key) for m in succeeded) for key in run_summary_keys()}
     summary.update(requests=len(measurements), ok=len(succeeded))
     summary["success_rate"] = len(succeeded) / len(measurements) if measurements else None
     return summary
@@ -223,13 +224,13 @@ class Command(BaseCommand):
         if speed:
             summary = speed["summary"]
             self.stdout.write(f"speed: {summary.get('ok')} of {summary.get('requests')} requests succeeded")
-            for metric in ("ttft_ms", "ttfat_ms", "e2e_ms", "output_speed_tps", "tpot_ms"):
-                figures = summary.get(metric) or {}
+            for key in run_summary_keys():
+                figures = summary.get(key) or {}
                 cells = "  ".join(
                     f"{name} {figures[name]:.1f}" if figures.get(name) is not None else f"{name} -"
-                    for name in ("p50", "p95", "p99")
+                    for name in PERCENTILES
                 )
-                self.stdout.write(f"  {metric:<17} {cells}")
+                self.stdout.write(f"  {key:<17} {cells}")
             errors = [r["error"] for r in speed["requests"] if r.get("error")]
             for error in errors[:5]:
                 self.stdout.write(f"  error: {error['class']}: {error['message']}")

@@ -16,11 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from probes import client as probe_client
+from probes.metrics import run_summary_keys
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
 from probes.services.runs.claim import LeaseKeeper, RunExecution, probe_run_claim
 from probes.services.runs.enqueue import SUITES, probe_runs_create
 from probes.services.runs.scrubbing import MAX_TEXT, scrub, scrub_text, secret_value
-from probes.services.summaries import METRICS, compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
+from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,9 @@ def _run_speed(run: ProbeRun, config: Any, secret: str, on_request_done: Callabl
         measurements=measurements,
         request_params=scrub(result.request_params, secret),
         server_info=scrub(result.server_info, secret),
-        summary=run_summary_compute(rows=[{"ok": m.ok, **{k: getattr(m, k) for k in METRICS}} for m in measurements]),
+        summary=run_summary_compute(
+            rows=[{"ok": m.ok, **{key: getattr(m, key) for key in run_summary_keys()}} for m in measurements]
+        ),
     )
 
 

@@ -1,0 +1,50 @@
+"""The compat suite's registry: each check declared once, with the parameters it exercises and what it means."""
+import pytest
+
+from probes.client import CHECKS, COMPAT_CHECKS, run_compat_suite
+from probes.client.compat import compat_check
+from scoring.profile import NEEDS_CHOICES, values_of
+from tests.probes.client.conftest import config_for, run
+
+
+def _has_path(body: dict, dotted: str) -> bool:
+    value = body
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return False
+        value = value[part]
+    return True
+
+
+def test_the_suite_runs_the_checks_in_the_order_they_are_registered():
+    assert COMPAT_CHECKS == tuple(CHECKS)
+    assert [check.name for check in CHECKS.values()] == list(COMPAT_CHECKS)
+    assert all(check.parameters and check.request and check.supported_when for check in CHECKS.values())
+
+
+def test_a_name_cannot_be_registered_twice():
+    with pytest.raises(ValueError, match="registered twice"):
+        register = compat_check("logprobs", parameters=("logprobs",), request="again", supported_when="never")
+        register(lambda ctx, name: None)
+
+    assert len(CHECKS) == len(COMPAT_CHECKS)
+
+
+@pytest.mark.parametrize("name", COMPAT_CHECKS)
+def test_each_check_sends_the_parameters_it_declares(simulator_factory, name):
+    sim = simulator_factory("openai")
+
+    result = run(run_compat_suite(config_for(sim), checks=[name]))
+
+    assert [check.name for check in result.checks] == [name]
+    # The length check always runs first, since every other check sends the length parameter it settles.
+    bodies = [request["body"] for request in sim.chat_requests]
+    sent = bodies if name == "max_completion_tokens" else bodies[1:]
+    assert sent, "the check sent nothing"
+    for parameter in CHECKS[name].parameters:
+        assert all(_has_path(body, parameter) for body in sent), (parameter, sent)
+
+
+def test_the_needs_a_user_can_require_are_the_suites_checks():
+    # scoring may not import the probes, so it keeps its own words for each check; they must name the same checks.
+    assert values_of(NEEDS_CHOICES) == COMPAT_CHECKS
