@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog import selectors, services
+from catalog.comparison import compared_tools
 from catalog.extensions import tool_detail_fields
 from catalog.models import (
     Feature,
@@ -33,6 +34,7 @@ from catalog.models import (
     UseCase,
 )
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
+from core.cache import per_owner_read
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from core.urls import cached_absolute_reverse
@@ -182,7 +184,10 @@ class ToolDetailOutputSerializer(serializers.Serializer):
         return fields
 
 
-def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
+TOOL_DETAIL_SCOPES = ("catalog", "probes")
+
+
+def _tool_detail_built(request: Request, slug: str) -> dict[str, Any]:
     try:
         tool = selectors.tool_get(slug=slug)
     except Tool.DoesNotExist:
@@ -192,6 +197,20 @@ def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
     for price in tool.price_items.all():
         price.tool = tool
     return ToolDetailOutputSerializer(tool, context={"request": request}).data
+
+
+def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
+    """The tool's detail, cached under its own rows (and the shared ones), so an edit to another tool
+    leaves it cached; the scheme and host are part of the key, for any absolute URL in it."""
+    tool_id = selectors.tool_ids(slugs=[slug]).get(slug)
+    if tool_id is None:
+        raise NotFound(f'No tool with the slug "{slug}".')
+    details = per_owner_read(
+        kind="tool-detail-api", scopes=TOOL_DETAIL_SCOPES, owners=[tool_id],
+        build=lambda missing: {tool_id: _tool_detail_built(request, slug)},
+        vary=[request.scheme, request.get_host()],
+    )
+    return details[tool_id] if tool_id in details else _tool_detail_built(request, slug)
 
 
 # --- Tools ---------------------------------------------------------------------------------------
@@ -319,8 +338,19 @@ class ToolListApi(ListApi):
             "q": filters.get("q"),
             "sort": filters.get("ordering"),
         }
-        tools = selectors.tool_list(filters=selector_filters)
-        rows = self.OutputSerializer(tools, many=True, context={"request": request}).data
+        # The order depends on every tool and is read each time; each row depends on its tool alone and is
+        # cached under that tool's rows, without its absolute URL (which depends on the request's host).
+        order = [tool_id for tool_id, _ in selectors.tool_list_order(filters=selector_filters)]
+
+        def build(missing: list[int]) -> dict[int, dict[str, Any]]:
+            tools = selectors.tool_rows(ids=missing)
+            serialized = self.OutputSerializer(tools, many=True, context={"request": request}).data
+            return {tool.pk: {name: value for name, value in row.items() if name != "url"}
+                    for tool, row in zip(tools, serialized, strict=True)}
+
+        cached = per_owner_read(kind="tool-list-api-row", scopes=self.cache_scopes, owners=order, build=build)
+        rows = [{**cached[tool_id], "url": _tool_url(request, cached[tool_id]["slug"])}
+                for tool_id in order if tool_id in cached]
         return list_response(rows=rows)
 
     @extend_schema(
@@ -368,7 +398,7 @@ class ToolDetailInputSerializer(ToolListApi.InputSerializer):
     ),
 )
 class ToolDetailApi(DetailApi):
-    cache_scopes = ("catalog", "probes")
+    cache_scopes = TOOL_DETAIL_SCOPES
     InputSerializer = ToolDetailInputSerializer
     not_found = 'No tool with the slug "{slug}".'
 
@@ -781,13 +811,13 @@ class CompareApi(Api):
             slugs = selectors.compare_parse_slugs(params["tools"])
         except selectors.CompareError as error:
             raise ApplicationError(error.message, code=error.code, fields={"tools": [error.message]}) from None
-        comparison = selectors.tool_compare(slugs=slugs)
+        tools = compared_tools(slugs=slugs)
         return Response(
             {
-                "tools": [{"slug": tool.slug, "name": tool.name} for tool in comparison.tools],
+                "tools": [{"slug": tool.slug, "name": tool.name} for tool in tools],
                 "rows": [
                     {"key": row.key, "label": row.label, "values": row.values, "differs": row.differs}
-                    for row in comparison.rows
+                    for row in selectors.compare_rows([tool.values for tool in tools])
                 ],
             }
         )

@@ -149,16 +149,9 @@ def _without_timestamps(queryset: QuerySet, *relations: str) -> QuerySet:
     )
 
 
-def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
-    """Tools matching already-validated filters, annotated with their headline price.
-
-    Keys (all optional): kind, hardware (target slug), licence (SPDX id), feature (slug),
-    open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
-    """
-    filters = dict(filters or {})
-    queryset = _without_timestamps(Tool.objects, "licence", "rating_source").prefetch_related(
-        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware")),
-    )
+def _filtered(filters: Mapping[str, Any]) -> QuerySet[Tool]:
+    """Tools matching already-validated filters, in the order of `filters["sort"]`, nothing else loaded."""
+    queryset = Tool.objects.all()
     if filters.get("kind"):
         queryset = queryset.filter(kind=filters["kind"])
     if filters.get("hardware"):
@@ -182,17 +175,11 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     if text:
         queryset = queryset.filter(_text_search(text))
 
-    caveat_counts = (
-        Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
-    )
-    queryset = _with_headline_price(queryset).annotate(
-        caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0)
-    )
     sort = filters.get("sort") or "rating"
     if sort == "name":
         return queryset.order_by(Lower("name"), "slug")
     if sort == "price":
-        return queryset.order_by(
+        return _with_headline_price(queryset).order_by(
             "headline_group",
             Case(
                 When(headline_group=HeadlineGroup.REFERENCE_MODEL, then=F("headline_blended_usd_per_mtok")),
@@ -203,6 +190,39 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
             Lower("name"),
         )
     return queryset.ranked()
+
+
+def _as_list_rows(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
+    """What a list row shows: licence, rating source, hardware, headline price and the number of caveats."""
+    caveat_counts = (
+        Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
+    )
+    queryset = _without_timestamps(queryset, "licence", "rating_source").prefetch_related(
+        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware")),
+    )
+    if "headline_group" not in queryset.query.annotations:
+        queryset = _with_headline_price(queryset)
+    return queryset.annotate(caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0))
+
+
+def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
+    """Tools matching already-validated filters, annotated with their headline price.
+
+    Keys (all optional): kind, hardware (target slug), licence (SPDX id), feature (slug),
+    open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
+    """
+    return _as_list_rows(_filtered(dict(filters or {})))
+
+
+def tool_list_order(*, filters: Mapping[str, Any] | None = None) -> list[tuple[int, int | None]]:
+    """(id, rating source id) of the tools tool_list returns, in its order: the list without its rows, one
+    query, for a caller that has the rows (tool_rows) cached per tool."""
+    return list(_filtered(dict(filters or {})).values_list("pk", "rating_source_id"))
+
+
+def tool_rows(*, ids: Sequence[int]) -> list[Tool]:
+    """The tools of `ids` as tool_list shows them (its annotations and prefetches), in no particular order."""
+    return list(_as_list_rows(Tool.objects.filter(pk__in=list(ids))))
 
 
 def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
@@ -241,6 +261,11 @@ def tool_get(*, slug: str, details: bool = True) -> Tool:
             ),
         ),
     ).get(slug=slug)
+
+
+def tool_ids(*, slugs: Sequence[str]) -> dict[str, int]:
+    """{slug: id} of the tools among `slugs` (one query): what a per-tool cache looks its pieces up by."""
+    return dict(Tool.objects.filter(slug__in=list(slugs)).values_list("slug", "pk"))
 
 
 # --- Prices and sources ----------------------------------------------------------------------
@@ -463,80 +488,77 @@ def _iso(day: datetime.date | None) -> str | None:
     return day.isoformat() if day else None
 
 
+def _hardware_values(tool: Tool) -> list[dict[str, Any]]:
+    return [
+        {"slug": support.hardware.slug, "name": support.hardware.name, "level": support.level}
+        for support in tool.hardware_support.all()
+    ]
+
+
+def _quant_format_values(tool: Tool) -> list[dict[str, Any]]:
+    return [
+        {
+            "slug": support.quant_format.slug,
+            "name": support.quant_format.name,
+            "hardware_requirement": support.quant_format.hardware_requirement,
+        }
+        for support in tool.quant_format_support.all()
+    ]
+
+
+def _api_surface_values(tool: Tool) -> list[dict[str, Any]]:
+    return [
+        {"slug": support.api_surface.slug, "name": support.api_surface.name, "gaps": support.gaps}
+        for support in tool.api_surface_support.all()
+    ]
+
+
+def _caveat_values(tool: Tool) -> list[dict[str, Any]]:
+    return [{"key": caveat.key, "severity": caveat.severity, "title": caveat.title} for caveat in tool.caveats.all()]
+
+
+# The rows of a comparison: (key, label, the value of one tool).
+COMPARE_ROWS: tuple[tuple[str, str, Any], ...] = (
+    ("rating", "Rating (out of 5)", lambda tool: _rating(tool.rating)),
+    ("kind", "Kind", lambda tool: tool.get_kind_display()),
+    ("licence", "Licence", lambda tool: tool.licence.spdx_id if tool.licence else None),
+    ("open_source", "Open source", lambda tool: tool.is_open_source),
+    ("headline_price", "Headline price", headline_price_value),
+    ("price_items", "Prices", lambda tool: [_price_item_value(price) for price in tool.price_items.all()]),
+    ("hardware", "Hardware", _hardware_values),
+    ("quant_formats", "Quantization formats", _quant_format_values),
+    ("api_surfaces", "API surfaces", _api_surface_values),
+    ("features", "Features", lambda tool: [
+        {"slug": support.feature.slug, "name": support.feature.name} for support in tool.feature_support.all()
+    ]),
+    ("caveats", "Caveats", _caveat_values),
+    ("last_verified", "Last verified", lambda tool: _iso(tool.last_verified)),
+)
+
+
+def compare_values(tool: Tool) -> list[Any]:
+    """One tool's value of every COMPARE_ROWS row, as plain data, from a tool loaded by compare_tools."""
+    return [value(tool) for _, _, value in COMPARE_ROWS]
+
+
+def compare_rows(values: Sequence[Sequence[Any]]) -> list[ComparisonRow]:
+    """The comparison's rows from each tool's compare_values, in column order."""
+    return [
+        _row(key, label, [tool_values[position] for tool_values in values])
+        for position, (key, label, _) in enumerate(COMPARE_ROWS)
+    ]
+
+
+def compare_tools(*, ids: Sequence[int]) -> list[Tool]:
+    """The tools of `ids` with everything a comparison shows of them, in no particular order."""
+    return list(_with_details(Tool.objects.filter(pk__in=list(ids))))
+
+
 def tool_compare(*, slugs: Sequence[str]) -> Comparison:
     """Side-by-side rows for already-validated slugs (see compare_parse_slugs), in the order given."""
     by_slug = {tool.slug: tool for tool in _with_details(Tool.objects.filter(slug__in=slugs))}
     tools = [by_slug[slug] for slug in slugs if slug in by_slug]
-    rows = [
-        _row("rating", "Rating (out of 5)", [_rating(tool.rating) for tool in tools]),
-        _row("kind", "Kind", [tool.get_kind_display() for tool in tools]),
-        _row("licence", "Licence", [tool.licence.spdx_id if tool.licence else None for tool in tools]),
-        _row("open_source", "Open source", [tool.is_open_source for tool in tools]),
-        _row("headline_price", "Headline price", [headline_price_value(tool) for tool in tools]),
-        _row(
-            "price_items",
-            "Prices",
-            [[_price_item_value(price) for price in tool.price_items.all()] for tool in tools],
-        ),
-        _row(
-            "hardware",
-            "Hardware",
-            [
-                [
-                    {"slug": support.hardware.slug, "name": support.hardware.name, "level": support.level}
-                    for support in tool.hardware_support.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "quant_formats",
-            "Quantization formats",
-            [
-                [
-                    {
-                        "slug": support.quant_format.slug,
-                        "name": support.quant_format.name,
-                        "hardware_requirement": support.quant_format.hardware_requirement,
-                    }
-                    for support in tool.quant_format_support.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "api_surfaces",
-            "API surfaces",
-            [
-                [
-                    {"slug": support.api_surface.slug, "name": support.api_surface.name, "gaps": support.gaps}
-                    for support in tool.api_surface_support.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "features",
-            "Features",
-            [
-                [{"slug": support.feature.slug, "name": support.feature.name} for support in tool.feature_support.all()]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "caveats",
-            "Caveats",
-            [
-                [
-                    {"key": caveat.key, "severity": caveat.severity, "title": caveat.title}
-                    for caveat in tool.caveats.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row("last_verified", "Last verified", [_iso(tool.last_verified) for tool in tools]),
-    ]
-    return Comparison(tools=tools, rows=rows)
+    return Comparison(tools=tools, rows=compare_rows([compare_values(tool) for tool in tools]))
 
 
 def reported_figures_for_scoring() -> list[dict[str, Any]]:

@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
-from catalog.comparison import compare_matrix, matrix_csv_rows
+from catalog.comparison import ComparedTool, compare_matrix, compared_tools, matrix_csv_rows
 from catalog.forms import CatalogFilterForm
 from catalog.models import Source, Tool
 from catalog.selectors import (
@@ -23,11 +25,12 @@ from catalog.selectors import (
     compare_parse_slugs,
     compare_split_slugs,
     guide_sources,
-    tool_compare,
     tool_get,
-    tool_list,
+    tool_ids,
+    tool_list_order,
+    tool_rows,
 )
-from core.cache import cached_read, read_cache_seconds
+from core.cache import cached_read, per_owner_read, read_cache_seconds
 
 # The guide's eight questions come from the engine comparison seed and the documents it cites
 # (keys of fixtures/catalog/sources.yaml).
@@ -94,25 +97,49 @@ def _unique_sources(sources) -> list[Source]:
     return sorted(seen.values(), key=lambda source: source.title.lower())
 
 
+def render_piece(template: str, context: dict) -> SafeString:
+    """A piece of a page rendered on its own, to be cached and put in place by the page's template. A
+    piece's template file ends with a newline, as every file does; the piece does not."""
+    return mark_safe(render_to_string(template, context).removesuffix("\n"))
+
+
+
+
+def catalog_rows(ids: list[int]) -> dict[int, SafeString]:
+    """The catalog table's row of each tool of `ids`, rendered, each cached under that tool's own rows."""
+
+    def build(missing: list[int]) -> dict[int, str]:
+        return {tool.pk: render_piece("catalog/_tool_row.html", {"tool": tool}) for tool in tool_rows(ids=missing)}
+
+    rows = per_owner_read(kind="catalog-row", scopes=("catalog",), owners=ids, build=build)
+    return {tool_id: mark_safe(row) for tool_id, row in rows.items()}
+
+
 @cached_page(scopes=("catalog",))
 def catalog_index(request: HttpRequest) -> HttpResponse:
     form = CatalogFilterForm(request.GET)
-    tools = list(tool_list(filters=form.filters()))
+    # Which tools, in which order, depends on the whole catalog and is read every time; what each row
+    # shows depends on its tool alone and comes from the per-tool cache.
+    order = tool_list_order(filters=form.filters())
+    rows = catalog_rows([tool_id for tool_id, _ in order])
+    rating_sources = Source.objects.in_bulk({source_id for _, source_id in order if source_id is not None})
     return render(
         request,
         "catalog/index.html",
         {
             "form": form,
-            "tools": tools,
+            "rows": [rows[tool_id] for tool_id, _ in order if tool_id in rows],
             "ignored": form.ignored(),
             "is_filtered": form.is_filtered(),
-            "page_sources": _unique_sources(tool.rating_source for tool in tools),
+            "page_sources": _unique_sources(rating_sources.get(source_id) for _, source_id in order),
         },
     )
 
 
-@cached_page(scopes=("catalog", "probes"))
-def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
+TOOL_PAGE_SCOPES = ("catalog", "probes")
+
+
+def _tool_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         tool = tool_get(slug=slug)
     except Tool.DoesNotExist:
@@ -139,11 +166,29 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
+def _request_location(request: HttpRequest) -> list[str]:
+    return [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", "")]
+
+
+@cached_page(scopes=TOOL_PAGE_SCOPES)
+def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    # A tool's page shows that tool's rows and shared ones (sources, hardware, models) only, so after an
+    # edit to another tool it comes from the per-tool cache instead of being rendered again.
+    tool_id = tool_ids(slugs=[slug]).get(slug)
+    if tool_id is None:
+        raise Http404(f"No tool with the slug {slug!r}.")
+    pages = per_owner_read(
+        kind="tool-page", scopes=TOOL_PAGE_SCOPES, owners=[tool_id],
+        build=lambda missing: {tool_id: _tool_page(request, slug).content}, vary=_request_location(request),
+    )
+    return HttpResponse(pages[tool_id]) if tool_id in pages else _tool_page(request, slug)
+
+
 ONLY_DIFFERENCES = "differences"
 
 
-def _requested_comparison(request: HttpRequest):
-    """(comparison or None, error or None) for the tools named in the query string."""
+def _requested_comparison(request: HttpRequest) -> tuple[list[ComparedTool] | None, CompareError | None]:
+    """(the compared tools or None, error or None) for the tools named in the query string."""
     requested = request.GET.getlist("tools")
     if not requested:
         return None, None
@@ -151,35 +196,31 @@ def _requested_comparison(request: HttpRequest):
         slugs = compare_parse_slugs(requested)
     except CompareError as exc:
         return None, exc
-    return tool_compare(slugs=slugs), None
+    return compared_tools(slugs=slugs), None
 
 
 @cached_page(scopes=("catalog",))
 def compare(request: HttpRequest) -> HttpResponse:
-    comparison, error = _requested_comparison(request)
-    matrix = compare_matrix(comparison.tools) if comparison else None
+    tools, error = _requested_comparison(request)
+    matrix = compare_matrix(tools) if tools else None
     only_differences = request.GET.get("only") == ONLY_DIFFERENCES
-    slugs = [tool.slug for tool in comparison.tools] if comparison else []
-    page_sources = (
-        _unique_sources(source for tool in comparison.tools for source in tool.sources.all()) if comparison else []
-    )
     return render(
         request,
         "catalog/compare.html",
         {
-            "comparison": comparison,
+            "tools": tools,
             "matrix": matrix.only_differences() if matrix and only_differences else matrix,
             "all_rows": matrix.row_count if matrix else 0,
             "differing_rows": matrix.differing_count if matrix else 0,
             "only_differences": only_differences,
-            "tools_param": ",".join(slugs),
+            "tools_param": ",".join(tool.slug for tool in tools or []),
             "error": error,
             # "with" pre-ticks tools in the picker without asking for a comparison yet.
             "chosen": set(compare_split_slugs([*request.GET.getlist("tools"), *request.GET.getlist("with")])),
             "picker_tools": Tool.objects.ranked().only("slug", "name", "rating", "kind"),
             "min_tools": COMPARE_MIN_TOOLS,
             "max_tools": COMPARE_MAX_TOOLS,
-            "page_sources": page_sources,
+            "page_sources": _unique_sources(source for tool in tools or [] for source in tool.sources),
         },
         status=400 if error else 200,
     )
@@ -187,15 +228,15 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 def compare_csv(request: HttpRequest) -> HttpResponse:
     """The compare matrix as CSV: one line per aspect, one column per tool, cells as the page words them."""
-    comparison, error = _requested_comparison(request)
-    if comparison is None:
+    tools, error = _requested_comparison(request)
+    if tools is None:
         message = error.message if error else f"Name {COMPARE_MIN_TOOLS} to {COMPARE_MAX_TOOLS} tools in ?tools=."
         return HttpResponse(f"tools: {message}\n", status=400, content_type="text/plain; charset=utf-8")
-    matrix = compare_matrix(comparison.tools)
+    matrix = compare_matrix(tools)
     if request.GET.get("only") == ONLY_DIFFERENCES:
         matrix = matrix.only_differences()
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    filename = "compare-" + "-".join(tool.slug for tool in comparison.tools) + ".csv"
+    filename = "compare-" + "-".join(tool.slug for tool in tools) + ".csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
     writer.writerows(matrix_csv_rows(matrix))

@@ -21,6 +21,15 @@ after every `migrate` (`install_sqlite_version_triggers`) bump a per-table count
 `atlas_table_version` on every insert, update and delete of a scoped table, and the fingerprint reads
 those counters: the same guarantees, since SQLite's triggers run inside the writing transaction.
 
+Below the page cache sits a cache of *owned* pieces: a rendered catalog row, a serialized API row, a
+tool's page or its comparison column, each kept under the fingerprint of the rows of its own tool
+(`per_owner_read`). Every table of a scope is either owned by one tool (the tool's row, its prices,
+caveats, links, probe targets, and the summaries and compat statuses of those targets) or shared (sources,
+licences, hardware, models, ...). One query returns, per tool, the count and `xmin`/`cmin` sums over all of
+its rows, and the same for every shared table; a piece's key holds its tool's figures and the shared ones,
+so an edit to one tool re-renders that tool's pieces only, and an edit to a shared row all of them. On
+SQLite the triggers also bump a per-tool counter in `atlas_owner_version`.
+
 Entries still expire after `READ_CACHE_SECONDS` (default 300; 0 turns caching off): a safety net for a
 sum that happens to come out equal, and a bound on the space that unreachable entries take. A cache
 server that stops answering only costs speed: the read is computed as if nothing were cached.
@@ -32,12 +41,14 @@ import hashlib
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connection
 from django.db.models import Model
 from django.http import HttpRequest
@@ -45,6 +56,10 @@ from django.http import HttpRequest
 logger = logging.getLogger(__name__)
 
 ENTRY_KEY = "read:v3:{digest}"
+OWNED_KEY = "owned:v1:{digest}"
+
+# The model whose rows own the pieces cached by per_owner_read (see _ownership).
+OWNER_MODEL = "catalog.tool"
 
 # The tables whose rows a cached read may show. Runs and per-request measurements change constantly
 # and feed no cached read (the runs list is never cached), so they are in no scope; the one run field a
@@ -105,6 +120,195 @@ def _execute_statement(scopes: frozenset[str]) -> str:
     return f"EXECUTE {name}"
 
 
+@dataclass(frozen=True)
+class OwnedTable:
+    """A table whose every row belongs to one owner: through its own `owner_column`, or through the row of
+    `via_table` its `via_column` points at (a summary belongs to its probe target's tool)."""
+
+    scope: str
+    table: str
+    owner_column: str
+    via_table: str = ""
+    via_column: str = ""
+
+
+def _scope_of(model: type[Model]) -> str | None:
+    return next((scope for scope, belongs in SCOPE_MODELS.items() if belongs(model)), None)
+
+
+def _owner_foreign_key(model: type[Model], owner: type[Model]):
+    keys = [field for field in model._meta.concrete_fields if field.many_to_one and field.related_model is owner]
+    if len(keys) > 1 or (keys and keys[0].null):
+        raise ImproperlyConfigured(f"{model._meta.label} must point at one {owner._meta.label}, never none")
+    return keys[0] if keys else None
+
+
+@functools.cache
+def _ownership(scopes: frozenset[str]) -> tuple[tuple[OwnedTable, ...], tuple[str, ...]]:
+    """The owned tables of `scopes` and the shared ones (sorted names)."""
+    owner = apps.get_model(OWNER_MODEL)
+    owned: list[OwnedTable] = []
+    shared: list[str] = []
+    for model in apps.get_models(include_auto_created=True):
+        scope = _scope_of(model)
+        if scope not in scopes:
+            continue
+        table = model._meta.db_table
+        key = _owner_foreign_key(model, owner)
+        parents = [
+            field for field in model._meta.concrete_fields
+            if field.many_to_one and not field.null and _owner_foreign_key(field.related_model, owner)
+        ]
+        if model is owner:
+            owned.append(OwnedTable(scope, table, model._meta.pk.column))
+        elif key is not None:
+            owned.append(OwnedTable(scope, table, key.column))
+        elif parents:
+            parent = parents[0]
+            owned.append(OwnedTable(scope, table, _owner_foreign_key(parent.related_model, owner).column,
+                                    parent.related_model._meta.db_table, parent.column))
+        else:
+            shared.append(table)
+    return tuple(sorted(owned, key=lambda item: item.table)), tuple(sorted(shared))
+
+
+@functools.cache
+def _owner_fingerprint_sql(scopes: frozenset[str], *, every_owner: bool) -> str:
+    owned, shared = _ownership(scopes)
+    quote = connection.ops.quote_name
+    selects = []
+    for item in owned:
+        if item.via_table:
+            source = (f"{quote(item.table)} t JOIN {quote(item.via_table)} v "
+                      f"ON v.{quote('id')} = t.{quote(item.via_column)}")
+            column = f"v.{quote(item.owner_column)}"
+        else:
+            source, column = f"{quote(item.table)} t", f"t.{quote(item.owner_column)}"
+        where = "" if every_owner else f" WHERE {column} = ANY($1)"
+        selects.append(f"SELECT {column} AS owner, t.xmin::text::bigint AS x, t.cmin::text::bigint AS c "
+                       f"FROM {source}{where}")
+    # Shared tables come back under negative "owners": every tool's id is positive.
+    shared_selects = [
+        f"SELECT {-1 - position}, COUNT(*), SUM(xmin::text::bigint), SUM(cmin::text::bigint) FROM {quote(table)}"
+        for position, table in enumerate(shared)
+    ]
+    owned_sql = f"SELECT owner, COUNT(*), SUM(x), SUM(c) FROM ({' UNION ALL '.join(selects)}) owned GROUP BY owner"
+    return " UNION ALL ".join([owned_sql, *shared_selects])
+
+
+def _postgresql_owner_rows(scopes: frozenset[str], owners: Sequence[int] | None) -> list[tuple[Any, ...]]:
+    every_owner = owners is None
+    connection.ensure_connection()
+    name = "atlas_owners_" + "_".join(sorted(scopes)) + ("_all" if every_owner else "")
+    prepared = _prepared_on.setdefault(connection.connection, set())
+    if name not in prepared:
+        arguments = "" if every_owner else "(bigint[])"
+        connection.connection.execute(
+            f"PREPARE {name}{arguments} AS {_owner_fingerprint_sql(scopes, every_owner=every_owner)}"
+        )
+        prepared.add(name)
+    with connection.cursor() as cursor:
+        if every_owner:
+            cursor.execute(f"EXECUTE {name}")
+        else:
+            cursor.execute(f"EXECUTE {name}(%s::bigint[])", [list(owners)])
+        return cursor.fetchall()
+
+
+SQLITE_OWNER_TABLE = "atlas_owner_version"
+# Past this many owners, one scan of every owner's rows costs less than looking each one up.
+EVERY_OWNER_FROM = 32
+
+
+def _sqlite_owner_rows(scopes: frozenset[str], owners: Sequence[int] | None) -> list[tuple[Any, ...]]:
+    _, shared = _ownership(scopes)
+    scope_list = sorted(scopes)
+    owner_filter = "" if owners is None else f" AND owner_id IN ({', '.join(['%s'] * len(owners))})"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT owner_id, scope, version FROM {SQLITE_OWNER_TABLE} "
+            f"WHERE scope IN ({', '.join(['%s'] * len(scope_list))}){owner_filter} ORDER BY owner_id, scope",
+            [*scope_list, *(owners or [])],
+        )
+        rows = cursor.fetchall()
+        shared_rows = []
+        if shared:
+            cursor.execute(
+                f"SELECT table_name, version FROM {SQLITE_VERSION_TABLE} "
+                f"WHERE table_name IN ({', '.join(['%s'] * len(shared))}) ORDER BY table_name",
+                list(shared),
+            )
+            shared_rows = cursor.fetchall()
+    versions: dict[int, list[Any]] = {}
+    for owner, scope, version in rows:
+        versions.setdefault(owner, []).extend((scope, version))
+    # An owner no write has touched since the triggers were installed has no counter yet: version 0.
+    wanted = versions if owners is None else {owner: versions.get(owner, [0]) for owner in owners}
+    return [(owner, *figures) for owner, figures in wanted.items()] + [(-1, *shared_rows)]
+
+
+def owner_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = None) -> tuple[str, dict[int, str]]:
+    """(fingerprint of the shared tables of `scopes`, {owner id: fingerprint of its rows}) in one query,
+    for `owners` (every owner when None). An owner missing from the answer has no row (any more)."""
+    scopes = frozenset(scopes)
+    if owners is not None and not owners:
+        owners = [0]  # still one round trip for the shared tables; no tool has id 0
+    if connection.vendor == "sqlite":
+        rows = _sqlite_owner_rows(scopes, owners)
+    else:
+        rows = _postgresql_owner_rows(scopes, owners)
+    shared = sorted((row for row in rows if row[0] < 0), key=lambda row: row[0])
+    per_owner = {row[0]: ":".join(map(str, row[1:])) for row in rows if row[0] > 0}
+    return hashlib.blake2b(repr(shared).encode(), digest_size=16).hexdigest(), per_owner
+
+
+def per_owner_read(
+    *,
+    kind: str,
+    scopes: Iterable[str],
+    owners: Sequence[int],
+    build: Callable[[list[int]], Mapping[int, Any]],
+    vary: Sequence[str] = (),
+) -> dict[int, Any]:
+    """{owner: piece} for `owners`, each piece cached under its owner's rows and the shared rows of `scopes`.
+
+    `build(missing)` returns the pieces of the owners not cached (it may leave out an owner that no longer
+    exists). `kind` names the piece; `vary` adds what else it depends on (a host for absolute URLs, ...):
+    nothing that depends on the other owners belongs in a piece.
+    """
+    owners = list(owners)
+    timeout = read_cache_seconds()
+    if timeout <= 0 or connection.vendor not in ("postgresql", "sqlite") or not owners:
+        return dict(build(owners)) if owners else {}
+    try:
+        shared, fingerprints = owner_fingerprints(scopes, None if len(owners) > EVERY_OWNER_FROM else owners)
+    except DatabaseError:
+        if connection.vendor == "postgresql":
+            _prepared_on.pop(connection.connection, None)
+        logger.warning("owner fingerprints unavailable; computing %s", kind, exc_info=True)
+        return dict(build(owners))
+    keys = {}
+    for owner in owners:
+        if owner in fingerprints:
+            raw = "\0".join([kind, str(owner), fingerprints[owner], shared, *sorted(set(scopes)), *vary])
+            keys[owner] = OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
+    try:
+        found = cache.get_many(list(keys.values()))
+    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces
+        logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
+        return dict(build(owners))
+    pieces = {owner: found[key] for owner, key in keys.items() if key in found}
+    missing = [owner for owner in owners if owner not in pieces]
+    if missing:
+        built = dict(build(missing))
+        pieces.update(built)
+        try:
+            cache.set_many({keys[owner]: piece for owner, piece in built.items() if owner in keys}, timeout=timeout)
+        except Exception:  # noqa: BLE001
+            logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
+    return {owner: pieces[owner] for owner in owners if owner in pieces}
+
+
 def install_sqlite_version_triggers(*, using_connection=None) -> None:
     """On SQLite, make every write to a scoped table bump that table's counter in atlas_table_version.
 
@@ -130,6 +334,28 @@ def install_sqlite_version_triggers(*, using_connection=None) -> None:
                     f"AFTER {operation} ON {quote(table)} BEGIN "
                     f"INSERT INTO {SQLITE_VERSION_TABLE} (table_name, version) VALUES ('{table}', 1) "
                     "ON CONFLICT (table_name) DO UPDATE SET version = version + 1; END"
+                )
+        cursor.execute(
+            f"CREATE TABLE IF NOT EXISTS {SQLITE_OWNER_TABLE} "
+            "(scope TEXT NOT NULL, owner_id INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (scope, owner_id))"
+        )
+        owned, _ = _ownership(frozenset(SCOPE_MODELS))
+        for item in owned:
+            if item.table not in existing:
+                continue
+            for operation, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
+                owners = " UNION ".join(
+                    f"SELECT (SELECT {quote(item.owner_column)} FROM {quote(item.via_table)} "
+                    f"WHERE id = {row}.{quote(item.via_column)}) AS owner"
+                    if item.via_table else f"SELECT {row}.{quote(item.owner_column)} AS owner"
+                    for row in rows
+                )
+                cursor.execute(
+                    f"CREATE TRIGGER IF NOT EXISTS {quote(f'atlas_owner_{item.table}_{operation.lower()}')} "
+                    f"AFTER {operation} ON {quote(item.table)} BEGIN "
+                    f"INSERT INTO {SQLITE_OWNER_TABLE} (scope, owner_id, version) "
+                    f"SELECT '{item.scope}', owner, 1 FROM ({owners}) WHERE owner IS NOT NULL "
+                    "ON CONFLICT (scope, owner_id) DO UPDATE SET version = version + 1; END"
                 )
 
 
