@@ -340,7 +340,7 @@ class ToolListApi(ListApi):
         }
         # The order depends on every tool and is read each time; each row depends on its tool alone and is
         # cached under that tool's rows, without its absolute URL (which depends on the request's host).
-        order = [tool_id for tool_id, _ in selectors.tool_list_order(filters=selector_filters)]
+        order = selectors.tool_list_order(filters=selector_filters)
 
         def build(missing: list[int]) -> dict[int, dict[str, Any]]:
             tools = selectors.tool_rows(ids=missing)

@@ -214,10 +214,10 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     return _as_list_rows(_filtered(dict(filters or {})))
 
 
-def tool_list_order(*, filters: Mapping[str, Any] | None = None) -> list[tuple[int, int | None]]:
-    """(id, rating source id) of the tools tool_list returns, in its order: the list without its rows, one
-    query, for a caller that has the rows (tool_rows) cached per tool."""
-    return list(_filtered(dict(filters or {})).values_list("pk", "rating_source_id"))
+def tool_list_order(*, filters: Mapping[str, Any] | None = None) -> list[int]:
+    """The ids of the tools tool_list returns, in its order: the list without its rows, one query, for a
+    caller that has the rows (tool_rows) cached per tool."""
+    return list(_filtered(dict(filters or {})).values_list("pk", flat=True))
 
 
 def tool_rows(*, ids: Sequence[int]) -> list[Tool]:

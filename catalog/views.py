@@ -105,14 +105,18 @@ def render_piece(template: str, context: dict) -> SafeString:
 
 
 
-def catalog_rows(ids: list[int]) -> dict[int, SafeString]:
-    """The catalog table's row of each tool of `ids`, rendered, each cached under that tool's own rows."""
+def catalog_rows(ids: list[int]) -> dict[int, tuple[SafeString, Source | None]]:
+    """The catalog table's row of each tool of `ids`, rendered, with the source of its rating; each cached
+    under that tool's own rows."""
 
-    def build(missing: list[int]) -> dict[int, str]:
-        return {tool.pk: render_piece("catalog/_tool_row.html", {"tool": tool}) for tool in tool_rows(ids=missing)}
+    def build(missing: list[int]) -> dict[int, tuple[str, Source | None]]:
+        return {
+            tool.pk: (render_piece("catalog/_tool_row.html", {"tool": tool}), tool.rating_source)
+            for tool in tool_rows(ids=missing)
+        }
 
     rows = per_owner_read(kind="catalog-row", scopes=("catalog",), owners=ids, build=build)
-    return {tool_id: mark_safe(row) for tool_id, row in rows.items()}
+    return {tool_id: (mark_safe(row), source) for tool_id, (row, source) in rows.items()}
 
 
 @cached_page(scopes=("catalog",))
@@ -121,17 +125,17 @@ def catalog_index(request: HttpRequest) -> HttpResponse:
     # Which tools, in which order, depends on the whole catalog and is read every time; what each row
     # shows depends on its tool alone and comes from the per-tool cache.
     order = tool_list_order(filters=form.filters())
-    rows = catalog_rows([tool_id for tool_id, _ in order])
-    rating_sources = Source.objects.in_bulk({source_id for _, source_id in order if source_id is not None})
+    rows = catalog_rows(order)
+    shown = [rows[tool_id] for tool_id in order if tool_id in rows]
     return render(
         request,
         "catalog/index.html",
         {
             "form": form,
-            "rows": [rows[tool_id] for tool_id, _ in order if tool_id in rows],
+            "rows": [row for row, _ in shown],
             "ignored": form.ignored(),
             "is_filtered": form.is_filtered(),
-            "page_sources": _unique_sources(rating_sources.get(source_id) for _, source_id in order),
+            "page_sources": _unique_sources(source for _, source in shown),
         },
     )
 
@@ -167,7 +171,8 @@ def _tool_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _request_location(request: HttpRequest) -> list[str]:
-    return [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", "")]
+    # The page reads the path (for the navigation), never the query string.
+    return [request.scheme, request.get_host(), request.path]
 
 
 @cached_page(scopes=TOOL_PAGE_SCOPES)

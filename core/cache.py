@@ -262,6 +262,58 @@ def owner_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = Non
     return hashlib.blake2b(repr(shared).encode(), digest_size=16).hexdigest(), per_owner
 
 
+def per_group_read(
+    *,
+    kind: str,
+    scopes: Iterable[str],
+    groups: Mapping[Any, Sequence[int]],
+    build: Callable[[list[Any]], Mapping[Any, Any]],
+    vary: Sequence[str] = (),
+) -> dict[Any, Any]:
+    """{group: piece} for `groups` (a key: the owners whose rows the piece shows), each piece cached under
+    the rows of its owners and the shared rows of `scopes`.
+
+    `build(missing)` returns the pieces of the groups not cached (it may leave out a group whose rows are
+    gone). `kind` names the piece; `vary` adds what else it depends on (a host for absolute URLs, ...). A
+    piece shows nothing of owners outside its group and nothing that depends on other groups.
+    """
+    groups = {group: sorted(set(owners)) for group, owners in groups.items()}
+    wanted = sorted({owner for owners in groups.values() for owner in owners})
+    timeout = read_cache_seconds()
+    if timeout <= 0 or connection.vendor not in ("postgresql", "sqlite") or not groups:
+        return dict(build(list(groups))) if groups else {}
+    try:
+        shared, fingerprints = owner_fingerprints(scopes, None if len(wanted) > EVERY_OWNER_FROM else wanted)
+    except DatabaseError:
+        if connection.vendor == "postgresql":
+            _prepared_on.pop(connection.connection, None)
+        logger.warning("owner fingerprints unavailable; computing %s", kind, exc_info=True)
+        return dict(build(list(groups)))
+    scope_names = sorted(set(scopes))
+    keys = {}
+    for group, owners in groups.items():
+        # A piece of an owner that has no row any more is computed, never stored.
+        if all(owner in fingerprints for owner in owners):
+            figures = [f"{owner}={fingerprints[owner]}" for owner in owners]
+            raw = "\0".join([kind, repr(group), *figures, shared, *scope_names, *vary])
+            keys[group] = OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
+    try:
+        found = cache.get_many(list(keys.values()))
+    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces
+        logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
+        return dict(build(list(groups)))
+    pieces = {group: found[key] for group, key in keys.items() if key in found}
+    missing = [group for group in groups if group not in pieces]
+    if missing:
+        built = dict(build(missing))
+        pieces.update(built)
+        try:
+            cache.set_many({keys[group]: piece for group, piece in built.items() if group in keys}, timeout=timeout)
+        except Exception:  # noqa: BLE001
+            logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
+    return {group: pieces[group] for group in groups if group in pieces}
+
+
 def per_owner_read(
     *,
     kind: str,
@@ -270,43 +322,10 @@ def per_owner_read(
     build: Callable[[list[int]], Mapping[int, Any]],
     vary: Sequence[str] = (),
 ) -> dict[int, Any]:
-    """{owner: piece} for `owners`, each piece cached under its owner's rows and the shared rows of `scopes`.
-
-    `build(missing)` returns the pieces of the owners not cached (it may leave out an owner that no longer
-    exists). `kind` names the piece; `vary` adds what else it depends on (a host for absolute URLs, ...):
-    nothing that depends on the other owners belongs in a piece.
-    """
-    owners = list(owners)
-    timeout = read_cache_seconds()
-    if timeout <= 0 or connection.vendor not in ("postgresql", "sqlite") or not owners:
-        return dict(build(owners)) if owners else {}
-    try:
-        shared, fingerprints = owner_fingerprints(scopes, None if len(owners) > EVERY_OWNER_FROM else owners)
-    except DatabaseError:
-        if connection.vendor == "postgresql":
-            _prepared_on.pop(connection.connection, None)
-        logger.warning("owner fingerprints unavailable; computing %s", kind, exc_info=True)
-        return dict(build(owners))
-    keys = {}
-    for owner in owners:
-        if owner in fingerprints:
-            raw = "\0".join([kind, str(owner), fingerprints[owner], shared, *sorted(set(scopes)), *vary])
-            keys[owner] = OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
-    try:
-        found = cache.get_many(list(keys.values()))
-    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces
-        logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
-        return dict(build(owners))
-    pieces = {owner: found[key] for owner, key in keys.items() if key in found}
-    missing = [owner for owner in owners if owner not in pieces]
-    if missing:
-        built = dict(build(missing))
-        pieces.update(built)
-        try:
-            cache.set_many({keys[owner]: piece for owner, piece in built.items() if owner in keys}, timeout=timeout)
-        except Exception:  # noqa: BLE001
-            logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
-    return {owner: pieces[owner] for owner in owners if owner in pieces}
+    """{owner: piece} for `owners`, each piece showing the rows of its owner alone (and shared rows):
+    per_group_read with one group per owner."""
+    return per_group_read(kind=kind, scopes=scopes, groups={owner: [owner] for owner in owners}, build=build,
+                          vary=vary)
 
 
 def install_sqlite_version_triggers(*, using_connection=None) -> None:

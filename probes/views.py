@@ -1,13 +1,17 @@
 """Pages of measured figures. Thin: the read models in probes.selectors do the reading."""
 import os
+from dataclasses import dataclass
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from catalog.views import cached_page
+from core.cache import per_group_read
 from probes import presenters
 from probes.client.config import api_key_env_error
 from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
@@ -15,7 +19,13 @@ from probes.models import ProbeTarget
 from probes.selectors import dashboards
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
-from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
+from probes.selectors.models import (
+    model_comparison_get,
+    model_comparison_members,
+    model_comparisons,
+    model_list,
+    reported_engine_figures,
+)
 
 # The metrics drawn over time on the dashboards: (summary key, label, unit).
 HISTORY_CHARTS = tuple((metric.key, metric.label, metric.unit) for metric in (OUTPUT_SPEED, TTFT))
@@ -38,6 +48,44 @@ def _admin_targets_url() -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class ModelRef:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ModelSection:
+    """One model's comparison on the providers or engines page, rendered: what the page's navigation and
+    sources need of it, and its section."""
+
+    model: ModelRef
+    cited: list[tuple[str, str]]
+    html: str
+
+
+def model_sections(*, providers: bool) -> list[ModelSection]:
+    """The comparison of every model the providers (or the other tools) serve, each rendered and cached
+    under the rows of the tools in it: an edit to one tool renders the models it serves again, not the page."""
+    audience = PROVIDERS if providers else ENGINES
+
+    def build(slugs: list[str]) -> dict[str, ModelSection]:
+        return {
+            comparison.model.slug: ModelSection(
+                model=ModelRef(comparison.model.slug, comparison.model.name),
+                cited=comparison.cited,
+                html=render_to_string("probes/_model_comparison.html", {"comparison": comparison}),
+            )
+            for comparison in model_comparisons(slugs=slugs, providers=providers)
+        }
+
+    sections = per_group_read(
+        kind=f"model-section-{audience}", scopes=PAGE_SCOPES, groups=dict(model_comparison_members(providers=providers)),
+        build=build,
+    )
+    return [ModelSection(section.model, section.cited, mark_safe(section.html)) for section in sections.values()]
+
+
 def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpResponse:
     dashboard = dashboards.dashboard_for(
         audience=audience,
@@ -49,7 +97,7 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
         "metrics": HEADLINE_METRICS,
         "all_metrics": PAGE_METRICS,
         "outcome_legend": presenters.outcome_legend(),
-        "comparisons": model_comparisons(providers=audience == PROVIDERS),
+        "comparisons": model_sections(providers=audience == PROVIDERS),
         "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],
         "history_charts": HISTORY_CHARTS,
     }
