@@ -18,7 +18,7 @@ from typing import Any
 
 from catalog.models import HardwareSupport, Source, Tool, ToolApiSurface
 from catalog.selectors import REFERENCE_MODEL_SLUG, compare_tools, compare_values, headline_price_value, tool_ids
-from core.cache import per_owner_read
+from core.cache import Fingerprints, per_owner_read
 from scoring.profile import NEEDS_CHOICES
 
 YES = "yes"
@@ -224,13 +224,14 @@ def compared_tool(tool: Tool) -> ComparedTool:
     )
 
 
-def compared_tools(*, slugs: list[str]) -> list[ComparedTool]:
+def compared_tools(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> list[ComparedTool]:
     """The pieces of the tools named by already-validated slugs, in that order, each cached under its
-    own tool's rows."""
+    own tool's rows (`fingerprints`: core.cache.read_fingerprints of the catalog, when the caller has them)."""
     ids = tool_ids(slugs=slugs)
     pieces = per_owner_read(
         kind="compared-tool", scopes=("catalog",), owners=list(ids.values()),
         build=lambda missing: {tool.pk: compared_tool(tool) for tool in compare_tools(ids=missing)},
+        fingerprints=fingerprints,
     )
     return [pieces[ids[slug]] for slug in slugs if ids.get(slug) in pieces]
 

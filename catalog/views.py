@@ -8,11 +8,13 @@ from __future__ import annotations
 import csv
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from catalog.comparison import ComparedTool, compare_matrix, compared_tools, matrix_csv_rows
@@ -30,7 +32,16 @@ from catalog.selectors import (
     tool_list_order,
     tool_rows,
 )
-from core.cache import cached_read, per_owner_read, read_cache_seconds
+from catalog.templatetags.catalog_format import format_rating
+from core.cache import (
+    Fingerprints,
+    cached_read,
+    per_group_read,
+    per_owner_read,
+    read_cache_seconds,
+    read_fingerprints,
+    shared_read,
+)
 
 # The guide's eight questions come from the engine comparison seed and the documents it cites
 # (keys of fixtures/catalog/sources.yaml).
@@ -105,7 +116,7 @@ def render_piece(template: str, context: dict) -> SafeString:
 
 
 
-def catalog_rows(ids: list[int]) -> dict[int, tuple[SafeString, Source | None]]:
+def catalog_rows(ids: list[int], fingerprints: Fingerprints | None) -> dict[int, tuple[SafeString, Source | None]]:
     """The catalog table's row of each tool of `ids`, rendered, with the source of its rating; each cached
     under that tool's own rows."""
 
@@ -115,26 +126,54 @@ def catalog_rows(ids: list[int]) -> dict[int, tuple[SafeString, Source | None]]:
             for tool in tool_rows(ids=missing)
         }
 
-    rows = per_owner_read(kind="catalog-row", scopes=("catalog",), owners=ids, build=build)
+    rows = per_owner_read(kind="catalog-row", scopes=CATALOG_SCOPES, owners=ids, build=build,
+                          fingerprints=fingerprints)
     return {tool_id: (mark_safe(row), source) for tool_id, (row, source) in rows.items()}
 
 
-@cached_page(scopes=("catalog",))
+@dataclass(frozen=True)
+class CatalogFilters:
+    filters: dict
+    ignored: list
+    is_filtered: bool
+    controls: str
+
+
+def catalog_filters(request: HttpRequest, fingerprints: Fingerprints | None) -> CatalogFilters:
+    """The filters asked for, validated, and the rendered controls: they depend on the values of the form's
+    fields in the query and on shared rows (the hardware, licences and features offered), so they are cached
+    per set of values under the shared rows' fingerprint."""
+    values = [repr((name, request.GET.getlist(name))) for name in CatalogFilterForm.base_fields]
+
+    def build() -> CatalogFilters:
+        form = CatalogFilterForm(request.GET)
+        return CatalogFilters(form.filters(), form.ignored(), form.is_filtered(),
+                              render_piece("catalog/_filter_controls.html", {"form": form}))
+
+    return shared_read(kind="catalog-filters", fingerprints=fingerprints, key=values, build=build)
+
+
+CATALOG_SCOPES = ("catalog",)
+
+
+@cached_page(scopes=CATALOG_SCOPES)
 def catalog_index(request: HttpRequest) -> HttpResponse:
-    form = CatalogFilterForm(request.GET)
     # Which tools, in which order, depends on the whole catalog and is read every time; what each row
-    # shows depends on its tool alone and comes from the per-tool cache.
-    order = tool_list_order(filters=form.filters())
-    rows = catalog_rows(order)
+    # shows depends on its tool alone and comes from the per-tool cache. One query gives the fingerprints
+    # of every tool and of the shared rows for both.
+    fingerprints = read_fingerprints(CATALOG_SCOPES)
+    chosen = catalog_filters(request, fingerprints)
+    order = tool_list_order(filters=chosen.filters)
+    rows = catalog_rows(order, fingerprints)
     shown = [rows[tool_id] for tool_id in order if tool_id in rows]
     return render(
         request,
         "catalog/index.html",
         {
-            "form": form,
+            "filter_controls": mark_safe(chosen.controls),
             "rows": [row for row, _ in shown],
-            "ignored": form.ignored(),
-            "is_filtered": form.is_filtered(),
+            "ignored": chosen.ignored,
+            "is_filtered": chosen.is_filtered,
             "page_sources": _unique_sources(source for _, source in shown),
         },
     )
@@ -192,7 +231,40 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
 ONLY_DIFFERENCES = "differences"
 
 
-def _requested_comparison(request: HttpRequest) -> tuple[list[ComparedTool] | None, CompareError | None]:
+@dataclass(frozen=True)
+class PickerItem:
+    """One tool's checkbox in the compare page's picker, around the " checked" that depends on the request."""
+
+    slug: str
+    opening: str
+    closing: str
+
+
+def compare_picker(fingerprints: Fingerprints | None) -> list[PickerItem]:
+    """Every tool's checkbox, best rated first: one piece for the whole catalog, cached under every tool's rows."""
+
+    def build(groups: list[str]) -> dict[str, list[PickerItem]]:
+        items = [
+            PickerItem(
+                tool.slug,
+                format_html('<label class="picker-item"><input type="checkbox" name="tools" value="{}"', tool.slug),
+                format_html("> {}{}</label>", tool.name, format_html(' <span class="muted">{}</span>',
+                                                                    format_rating(tool.rating))
+                            if tool.rating is not None else ""),
+            )
+            for tool in Tool.objects.ranked().only("slug", "name", "rating")
+        ]
+        return {"every tool": items}
+
+    every_tool = sorted(fingerprints.owners) if fingerprints else []
+    pieces = per_group_read(kind="compare-picker", scopes=CATALOG_SCOPES, groups={"every tool": every_tool},
+                            build=build, fingerprints=fingerprints)
+    return [PickerItem(item.slug, mark_safe(item.opening), mark_safe(item.closing)) for item in pieces["every tool"]]
+
+
+def _requested_comparison(
+    request: HttpRequest, fingerprints: Fingerprints | None = None
+) -> tuple[list[ComparedTool] | None, CompareError | None]:
     """(the compared tools or None, error or None) for the tools named in the query string."""
     requested = request.GET.getlist("tools")
     if not requested:
@@ -201,12 +273,13 @@ def _requested_comparison(request: HttpRequest) -> tuple[list[ComparedTool] | No
         slugs = compare_parse_slugs(requested)
     except CompareError as exc:
         return None, exc
-    return compared_tools(slugs=slugs), None
+    return compared_tools(slugs=slugs, fingerprints=fingerprints), None
 
 
-@cached_page(scopes=("catalog",))
+@cached_page(scopes=CATALOG_SCOPES)
 def compare(request: HttpRequest) -> HttpResponse:
-    tools, error = _requested_comparison(request)
+    fingerprints = read_fingerprints(CATALOG_SCOPES)
+    tools, error = _requested_comparison(request, fingerprints)
     matrix = compare_matrix(tools) if tools else None
     only_differences = request.GET.get("only") == ONLY_DIFFERENCES
     return render(
@@ -222,7 +295,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "error": error,
             # "with" pre-ticks tools in the picker without asking for a comparison yet.
             "chosen": set(compare_split_slugs([*request.GET.getlist("tools"), *request.GET.getlist("with")])),
-            "picker_tools": Tool.objects.ranked().only("slug", "name", "rating", "kind"),
+            "picker_tools": compare_picker(fingerprints),
             "min_tools": COMPARE_MIN_TOOLS,
             "max_tools": COMPARE_MAX_TOOLS,
             "page_sources": _unique_sources(source for tool in tools or [] for source in tool.sources),

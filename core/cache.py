@@ -262,6 +262,59 @@ def owner_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = Non
     return hashlib.blake2b(repr(shared).encode(), digest_size=16).hexdigest(), per_owner
 
 
+@dataclass(frozen=True)
+class Fingerprints:
+    """What owner_fingerprints answered for `scopes`: the shared tables' fingerprint and each owner's
+    (every owner's when `owners` was None)."""
+
+    scopes: tuple[str, ...]
+    shared: str
+    owners: dict[int, str]
+
+
+def read_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = None) -> Fingerprints | None:
+    """The fingerprints of `scopes` (one query), to share between several reads of one request; None when
+    nothing is cached (caching off, another database, or the query failed)."""
+    scopes = tuple(sorted(set(scopes)))
+    if read_cache_seconds() <= 0 or connection.vendor not in ("postgresql", "sqlite"):
+        return None
+    try:
+        shared, per_owner = owner_fingerprints(scopes, owners)
+    except DatabaseError:
+        if connection.vendor == "postgresql":
+            _prepared_on.pop(connection.connection, None)
+        logger.warning("owner fingerprints unavailable; computing %s", scopes, exc_info=True)
+        return None
+    return Fingerprints(scopes, shared, per_owner)
+
+
+def _piece_key(kind: str, parts: Sequence[str], fingerprints: Fingerprints, vary: Sequence[str]) -> str:
+    raw = "\0".join([kind, *parts, fingerprints.shared, *fingerprints.scopes, *vary])
+    return OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
+
+
+def shared_read(
+    *, kind: str, fingerprints: Fingerprints | None, key: Sequence[str], build: Callable[[], Any]
+) -> Any:
+    """A piece that shows shared rows only (no owner's), for the values in `key`, cached under the shared
+    tables' fingerprint of `fingerprints` (from read_fingerprints; None computes it)."""
+    if fingerprints is None:
+        return build()
+    cache_key = _piece_key(kind, ["shared", *key], fingerprints, ())
+    try:
+        piece = cache.get(cache_key)
+    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the piece
+        logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
+        return build()
+    if piece is None:
+        piece = build()
+        try:
+            cache.set(cache_key, piece, timeout=read_cache_seconds())
+        except Exception:  # noqa: BLE001
+            logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
+    return piece
+
+
 def per_group_read(
     *,
     kind: str,
@@ -269,6 +322,7 @@ def per_group_read(
     groups: Mapping[Any, Sequence[int]],
     build: Callable[[list[Any]], Mapping[Any, Any]],
     vary: Sequence[str] = (),
+    fingerprints: Fingerprints | None = None,
 ) -> dict[Any, Any]:
     """{group: piece} for `groups` (a key: the owners whose rows the piece shows), each piece cached under
     the rows of its owners and the shared rows of `scopes`.
@@ -276,27 +330,25 @@ def per_group_read(
     `build(missing)` returns the pieces of the groups not cached (it may leave out a group whose rows are
     gone). `kind` names the piece; `vary` adds what else it depends on (a host for absolute URLs, ...). A
     piece shows nothing of owners outside its group and nothing that depends on other groups.
+    `fingerprints` (from read_fingerprints for the same scopes, covering these owners) saves the query.
     """
     groups = {group: sorted(set(owners)) for group, owners in groups.items()}
-    wanted = sorted({owner for owners in groups.values() for owner in owners})
-    timeout = read_cache_seconds()
-    if timeout <= 0 or connection.vendor not in ("postgresql", "sqlite") or not groups:
-        return dict(build(list(groups))) if groups else {}
-    try:
-        shared, fingerprints = owner_fingerprints(scopes, None if len(wanted) > EVERY_OWNER_FROM else wanted)
-    except DatabaseError:
-        if connection.vendor == "postgresql":
-            _prepared_on.pop(connection.connection, None)
-        logger.warning("owner fingerprints unavailable; computing %s", kind, exc_info=True)
+    if not groups:
+        return {}
+    if fingerprints is None:
+        wanted = sorted({owner for owners in groups.values() for owner in owners})
+        fingerprints = read_fingerprints(scopes, None if len(wanted) > EVERY_OWNER_FROM else wanted)
+    elif fingerprints.scopes != tuple(sorted(set(scopes))):
+        raise ValueError(f"fingerprints of {fingerprints.scopes} cannot key pieces of {sorted(set(scopes))}")
+    if fingerprints is None:
         return dict(build(list(groups)))
-    scope_names = sorted(set(scopes))
+    timeout = read_cache_seconds()
     keys = {}
     for group, owners in groups.items():
         # A piece of an owner that has no row any more is computed, never stored.
-        if all(owner in fingerprints for owner in owners):
-            figures = [f"{owner}={fingerprints[owner]}" for owner in owners]
-            raw = "\0".join([kind, repr(group), *figures, shared, *scope_names, *vary])
-            keys[group] = OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
+        if all(owner in fingerprints.owners for owner in owners):
+            figures = [f"{owner}={fingerprints.owners[owner]}" for owner in owners]
+            keys[group] = _piece_key(kind, [repr(group), *figures], fingerprints, vary)
     try:
         found = cache.get_many(list(keys.values()))
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces
@@ -321,11 +373,12 @@ def per_owner_read(
     owners: Sequence[int],
     build: Callable[[list[int]], Mapping[int, Any]],
     vary: Sequence[str] = (),
+    fingerprints: Fingerprints | None = None,
 ) -> dict[int, Any]:
     """{owner: piece} for `owners`, each piece showing the rows of its owner alone (and shared rows):
     per_group_read with one group per owner."""
     return per_group_read(kind=kind, scopes=scopes, groups={owner: [owner] for owner in owners}, build=build,
-                          vary=vary)
+                          vary=vary, fingerprints=fingerprints)
 
 
 def install_sqlite_version_triggers(*, using_connection=None) -> None:
