@@ -72,6 +72,26 @@ out["after_rollback"] = "Rolled back." in after[1], after[1] == before
 api = client.get("/api/v1/tools/vllm/")
 Tool.objects.filter(slug="vllm").update(verdict="Seen by the API.")
 out["api_after_update"] = client.get("/api/v1/tools/vllm/").json()["verdict"]
+
+# The per-tool pieces: an edit moves the edited tool's counter only, and shows on the catalog page.
+from catalog.models import Caveat
+from core.cache import owner_fingerprints
+from probes.models import ProbeTarget
+other = Tool.objects.exclude(slug="vllm").order_by("pk").first()
+vllm = Tool.objects.get(slug="vllm")
+owners = [vllm.pk, other.pk]
+client.get("/")
+_, before = owner_fingerprints(["catalog", "probes"], owners)
+Caveat.objects.filter(tool=other).update(title="Changed on SQLite")
+Tool.objects.filter(pk=other.pk).update(ideal_for="Seen on the catalog page.")
+_, after = owner_fingerprints(["catalog", "probes"], owners)
+out["owner_prints"] = [before[vllm.pk] == after[vllm.pk], before[other.pk] != after[other.pk]]
+out["catalog_after_update"] = "Seen on the catalog page." in client.get("/").content.decode()
+target = ProbeTarget.objects.order_by("pk").first()
+_, before = owner_fingerprints(["catalog", "probes"], [target.tool_id])
+ProbeTarget.objects.filter(pk=target.pk).update(name="Renamed on SQLite")
+_, after = owner_fingerprints(["catalog", "probes"], [target.tool_id])
+out["probe_target_moves_its_tool"] = before != after
 print(json.dumps(out))
 """
 
@@ -109,3 +129,6 @@ def test_the_read_cache_works_on_sqlite_and_every_write_shows(sqlite_project):
     assert result["inside_transaction"] is True
     assert result["after_rollback"] == [False, True]
     assert result["api_after_update"] == "Seen by the API."
+    assert result["owner_prints"] == [True, True]
+    assert result["catalog_after_update"] is True
+    assert result["probe_target_moves_its_tool"] is True
