@@ -218,8 +218,9 @@ def _grow(count: int) -> None:
         ("probes:model-detail", ("grown-model",), 8),
         ("api:model-list", (), 8),
         ("api:model-detail", ("grown-model",), 8),
-        # The same eight, then the measured dashboard's own five.
-        ("probes:providers", (), 13),
+        # Which models and tools the page compares (its per-model pieces are keyed by them), the same
+        # eight, then the measured dashboard's own five.
+        ("probes:providers", (), 14),
     ],
 )
 def test_model_pages_and_endpoints_query_count_is_constant(client, django_assert_num_queries, count, name, args,
