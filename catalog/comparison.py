@@ -7,7 +7,8 @@ a tool is "not stated", never "no".
 What the page, its CSV and the compare API show of each tool depends on that tool alone, so it is kept
 per tool (`ComparedTool`, plain data) in the read cache under that tool's own rows (`compared_tools`);
 whatever depends on the set compared (which rows exist, in which order, where the tools differ) is
-built from those pieces on every request, without a query.
+built from those pieces, and the page keeps it rendered per set under the rows of exactly the tools in
+it (catalog.views.comparison_table).
 """
 from __future__ import annotations
 
@@ -224,8 +225,8 @@ def compared_tool(tool: Tool) -> ComparedTool:
     )
 
 
-def compared_tools(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> list[ComparedTool]:
-    """The pieces of the tools named by already-validated slugs, in that order, each cached under its
+def compared_tools_by_id(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> dict[int, ComparedTool]:
+    """{tool id: piece} of the tools named by already-validated slugs, in that order, each cached under its
     own tool's rows (`fingerprints`: core.cache.read_fingerprints of the catalog, when the caller has them)."""
     ids = tool_ids(slugs=slugs)
     pieces = per_owner_read(
@@ -233,7 +234,12 @@ def compared_tools(*, slugs: list[str], fingerprints: Fingerprints | None = None
         build=lambda missing: {tool.pk: compared_tool(tool) for tool in compare_tools(ids=missing)},
         fingerprints=fingerprints,
     )
-    return [pieces[ids[slug]] for slug in slugs if ids.get(slug) in pieces]
+    return {ids[slug]: pieces[ids[slug]] for slug in slugs if ids.get(slug) in pieces}
+
+
+def compared_tools(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> list[ComparedTool]:
+    """The pieces of the tools named by already-validated slugs, in that order (see compared_tools_by_id)."""
+    return list(compared_tools_by_id(slugs=slugs, fingerprints=fingerprints).values())
 
 
 def compare_matrix(tools: list[ComparedTool]) -> CompareMatrix:

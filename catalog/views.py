@@ -17,7 +17,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog.comparison import ComparedTool, compare_matrix, compared_tools, matrix_csv_rows
+from catalog.comparison import ComparedTool, compare_matrix, compared_tools, compared_tools_by_id, matrix_csv_rows
 from catalog.forms import CatalogFilterForm
 from catalog.models import Source, Tool
 from catalog.selectors import (
@@ -264,8 +264,9 @@ def compare_picker(fingerprints: Fingerprints | None) -> list[PickerItem]:
 
 def _requested_comparison(
     request: HttpRequest, fingerprints: Fingerprints | None = None
-) -> tuple[list[ComparedTool] | None, CompareError | None]:
-    """(the compared tools or None, error or None) for the tools named in the query string."""
+) -> tuple[dict[int, ComparedTool] | None, CompareError | None]:
+    """({tool id: compared tool} in the order asked, or None; error or None) for the tools named in the
+    query string."""
     requested = request.GET.getlist("tools")
     if not requested:
         return None, None
@@ -273,23 +274,59 @@ def _requested_comparison(
         slugs = compare_parse_slugs(requested)
     except CompareError as exc:
         return None, exc
-    return compared_tools(slugs=slugs, fingerprints=fingerprints), None
+    return compared_tools_by_id(slugs=slugs, fingerprints=fingerprints), None
+
+
+@dataclass(frozen=True)
+class ComparisonTable:
+    """The compare page's matrix for one set of tools, rendered, and its row counts."""
+
+    html: str
+    all_rows: int
+    differing_rows: int
+
+
+def comparison_table(
+    compared: dict[int, ComparedTool], *, only_differences: bool, fingerprints: Fingerprints | None
+) -> ComparisonTable:
+    """Which rows the matrix has, in which order, and where the tools differ depend on the set compared, so
+    the rendered matrix is cached per set (in the page's order) under the rows of exactly those tools and
+    the shared rows: an edit to a tool outside the set leaves it cached."""
+    tools = list(compared.values())
+    group = tuple(compared)
+
+    def build(groups: list[tuple[int, ...]]) -> dict[tuple[int, ...], ComparisonTable]:
+        matrix = compare_matrix(tools)
+        context = {
+            "tools": tools,
+            "matrix": matrix.only_differences() if only_differences else matrix,
+            "tools_param": ",".join(tool.slug for tool in tools),
+        }
+        return {group: ComparisonTable(render_piece("catalog/_compare_matrix.html", context), matrix.row_count,
+                                       matrix.differing_count)}
+
+    table = per_group_read(
+        kind="compare-table", scopes=CATALOG_SCOPES, groups={group: list(group)}, build=build,
+        vary=[ONLY_DIFFERENCES if only_differences else "all rows"], fingerprints=fingerprints,
+    )[group]
+    return ComparisonTable(mark_safe(table.html), table.all_rows, table.differing_rows)
 
 
 @cached_page(scopes=CATALOG_SCOPES)
 def compare(request: HttpRequest) -> HttpResponse:
     fingerprints = read_fingerprints(CATALOG_SCOPES)
-    tools, error = _requested_comparison(request, fingerprints)
-    matrix = compare_matrix(tools) if tools else None
+    compared, error = _requested_comparison(request, fingerprints)
+    tools = list(compared.values()) if compared else None
     only_differences = request.GET.get("only") == ONLY_DIFFERENCES
+    table = comparison_table(compared, only_differences=only_differences, fingerprints=fingerprints) if tools else None
     return render(
         request,
         "catalog/compare.html",
         {
             "tools": tools,
-            "matrix": matrix.only_differences() if matrix and only_differences else matrix,
-            "all_rows": matrix.row_count if matrix else 0,
-            "differing_rows": matrix.differing_count if matrix else 0,
+            "comparison_table": table.html if table else "",
+            "all_rows": table.all_rows if table else 0,
+            "differing_rows": table.differing_rows if table else 0,
             "only_differences": only_differences,
             "tools_param": ",".join(tool.slug for tool in tools or []),
             "error": error,
@@ -306,10 +343,11 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 def compare_csv(request: HttpRequest) -> HttpResponse:
     """The compare matrix as CSV: one line per aspect, one column per tool, cells as the page words them."""
-    tools, error = _requested_comparison(request)
-    if tools is None:
+    compared, error = _requested_comparison(request)
+    if compared is None:
         message = error.message if error else f"Name {COMPARE_MIN_TOOLS} to {COMPARE_MAX_TOOLS} tools in ?tools=."
         return HttpResponse(f"tools: {message}\n", status=400, content_type="text/plain; charset=utf-8")
+    tools = list(compared.values())
     matrix = compare_matrix(tools)
     if request.GET.get("only") == ONLY_DIFFERENCES:
         matrix = matrix.only_differences()

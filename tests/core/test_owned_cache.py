@@ -301,3 +301,32 @@ def test_a_page_cache_miss_costs_the_same_queries_whatever_the_catalog_size(clie
             client.get(f"{path}{'&' if '?' in path else '?'}cold=1")
         counts[path] = len(queries)
     assert counts == {"/": 3, f"/compare/?tools={COMPARED}": 4, "/tools/engine-001/": 3, "/api/v1/tools/": 3}
+
+
+def _rendered(client, path: str, template: str) -> tuple[bool, bytes]:
+    """(whether `template` was rendered for `path`, the page)."""
+    response = client.get(path)
+    assert response.status_code == 200, (path, response.content[:300])
+    return template in [used.name for used in response.templates], response.content
+
+
+COMPARE_MATRIX = "catalog/_compare_matrix.html"
+
+
+def test_a_compare_matrix_is_rendered_again_after_an_edit_to_a_compared_tool_only(client, catalog):
+    page = f"/compare/?tools={COMPARED}"
+    assert _rendered(client, page, COMPARE_MATRIX)[0]
+    _touch("engine-003")  # not compared: the page misses its cache, the matrix of this set does not
+    assert not _rendered(client, page, COMPARE_MATRIX)[0]
+    assert not _rendered(client, f"{page}&cold=1", COMPARE_MATRIX)[0]
+    # Another order is another page: its matrix is its own.
+    assert _rendered(client, "/compare/?tools=engine-002,engine-001,engine-000", COMPARE_MATRIX)[0]
+
+    Caveat.objects.filter(tool__slug="engine-002").delete()
+    Tool.objects.filter(slug="engine-002").update(name="Renamed while compared")
+    rendered, body = _rendered(client, page, COMPARE_MATRIX)
+    assert rendered and body.count(b"Renamed while compared") >= 2  # the title and the matrix's header
+    assert b"None listed" in body
+
+    Source.objects.filter(key="catalog-source").update(title="A shared source retitled")
+    assert _rendered(client, page, COMPARE_MATRIX)[0]
