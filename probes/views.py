@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from catalog.views import cached_page
-from core.cache import per_group_read
+from core.cache import EVERY_OWNER_FROM, Fingerprints, per_group_read, read_cache_seconds, read_fingerprints
 from probes import presenters
 from probes.client.config import api_key_env_error
 from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
@@ -64,9 +64,13 @@ class ModelSection:
     html: str
 
 
-def model_sections(*, providers: bool) -> list[ModelSection]:
+def model_sections(
+    *, providers: bool, members: list[tuple[str, list[int]]] | None = None, fingerprints: Fingerprints | None = None
+) -> list[ModelSection]:
     """The comparison of every model the providers (or the other tools) serve, each rendered and cached
-    under the rows of the tools in it: an edit to one tool renders the models it serves again, not the page."""
+    under the rows of the tools in it: an edit to one tool renders the models it serves again, not the page.
+    `members` and `fingerprints` (model_comparison_members and core.cache.read_fingerprints covering them)
+    save their queries when the caller has them."""
     audience = PROVIDERS if providers else ENGINES
 
     def build(slugs: list[str]) -> dict[str, ModelSection]:
@@ -80,26 +84,62 @@ def model_sections(*, providers: bool) -> list[ModelSection]:
         }
 
     sections = per_group_read(
-        kind=f"model-section-{audience}", scopes=PAGE_SCOPES, groups=dict(model_comparison_members(providers=providers)),
-        build=build,
+        kind=f"model-section-{audience}", scopes=PAGE_SCOPES,
+        groups=dict(model_comparison_members(providers=providers) if members is None else members),
+        build=build, fingerprints=fingerprints,
     )
     return [ModelSection(section.model, section.cited, mark_safe(section.html)) for section in sections.values()]
 
 
+@dataclass(frozen=True)
+class DashboardSection:
+    """The measured part of the providers or engines page (notices, the table of figures, the compatibility
+    matrix), rendered, and what the page's sources need of it."""
+
+    html: str
+    shows_prices: bool
+
+
+def dashboard_section(
+    request: HttpRequest, *, audience: str, tool_ids: list[int], fingerprints: Fingerprints | None
+) -> DashboardSection:
+    """The dashboard for the workload and concurrency asked for, cached under the rows of every tool of the
+    audience (`tool_ids`) and the shared rows: an edit to a tool of the other audience leaves it cached."""
+    requested = (request.GET.get("workload"), request.GET.get("concurrency"))
+
+    def build(groups: list[tuple]) -> dict[tuple, DashboardSection]:
+        dashboard = dashboards.dashboard_for(
+            audience=audience, requested_workload=requested[0], requested_concurrency=requested[1]
+        )
+        context = {
+            "dashboard": dashboard,
+            "metrics": HEADLINE_METRICS,
+            "all_metrics": PAGE_METRICS,
+            "outcome_legend": presenters.outcome_legend(),
+            "history_charts": HISTORY_CHARTS,
+        }
+        return {requested: DashboardSection(render_to_string("probes/_dashboard.html", context),
+                                            dashboard.shows_prices)}
+
+    # Which targets count as configured depends on the serving process's environment, as for the page.
+    section = per_group_read(
+        kind=f"dashboard-{audience}", scopes=PAGE_SCOPES, groups={requested: tool_ids}, build=build,
+        vary=_key_variables_set(), fingerprints=fingerprints,
+    )[requested]
+    return DashboardSection(mark_safe(section.html), section.shows_prices)
+
+
 def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpResponse:
-    dashboard = dashboards.dashboard_for(
-        audience=audience,
-        requested_workload=request.GET.get("workload"),
-        requested_concurrency=request.GET.get("concurrency"),
-    )
+    # The dashboard's pieces are keyed by its audience's tools; with caching off nothing needs them.
+    tool_ids = dashboards.audience_tool_ids(audience=audience) if read_cache_seconds() > 0 else []
+    members = model_comparison_members(providers=audience == PROVIDERS)
+    # One query gives the fingerprints of the dashboard's tools and of every model section's.
+    wanted = sorted({*tool_ids, *(tool for _, tools in members for tool in tools)})
+    fingerprints = read_fingerprints(PAGE_SCOPES, None if len(wanted) > EVERY_OWNER_FROM else wanted)
     context = {
-        "dashboard": dashboard,
-        "metrics": HEADLINE_METRICS,
-        "all_metrics": PAGE_METRICS,
-        "outcome_legend": presenters.outcome_legend(),
-        "comparisons": model_sections(providers=audience == PROVIDERS),
+        "dashboard": dashboard_section(request, audience=audience, tool_ids=tool_ids, fingerprints=fingerprints),
+        "comparisons": model_sections(providers=audience == PROVIDERS, members=members, fingerprints=fingerprints),
         "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],
-        "history_charts": HISTORY_CHARTS,
     }
     return render(request, template, context)
 

@@ -262,6 +262,13 @@ def _choose_option(
     return chosen, notices
 
 
+def audience_tool_ids(*, audience: str) -> list[int]:
+    """The ids of the tools whose rows the dashboard of `audience` may show (one query)."""
+    tools = Tool.objects.filter(kind=Tool.Kind.PROVIDER) if audience == PROVIDERS else Tool.objects.exclude(
+        kind=Tool.Kind.PROVIDER)
+    return list(tools.order_by("pk").values_list("pk", flat=True))
+
+
 def dashboard_for(
     *,
     audience: str,

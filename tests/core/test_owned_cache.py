@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from catalog.models import Caveat, HardwareSupport, PriceItem, Source, Tool
 from core.cache import owner_fingerprints
-from probes.models import MeasurementSummary, ProbeTarget
+from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from tests.factories import (
     LanguageModelFactory,
     ModelOfferingFactory,
@@ -295,12 +295,13 @@ def test_owner_fingerprints_follow_each_tool_and_the_shared_tables(catalog):
 def test_a_page_cache_miss_costs_the_same_queries_whatever_the_catalog_size(client, tools):
     build_catalog(tools)
     counts = {}
-    for path in ["/", f"/compare/?tools={COMPARED}", "/tools/engine-001/", "/api/v1/tools/"]:
+    for path in ["/", f"/compare/?tools={COMPARED}", "/tools/engine-001/", "/api/v1/tools/", "/providers/"]:
         client.get(path)
         with CaptureQueriesContext(connection) as queries:
             client.get(f"{path}{'&' if '?' in path else '?'}cold=1")
         counts[path] = len(queries)
-    assert counts == {"/": 3, f"/compare/?tools={COMPARED}": 4, "/tools/engine-001/": 3, "/api/v1/tools/": 3}
+    assert counts == {"/": 3, f"/compare/?tools={COMPARED}": 4, "/tools/engine-001/": 3, "/api/v1/tools/": 3,
+                      "/providers/": 4}
 
 
 def _rendered(client, path: str, template: str) -> tuple[bool, bytes]:
@@ -330,3 +331,32 @@ def test_a_compare_matrix_is_rendered_again_after_an_edit_to_a_compared_tool_onl
 
     Source.objects.filter(key="catalog-source").update(title="A shared source retitled")
     assert _rendered(client, page, COMPARE_MATRIX)[0]
+
+
+DASHBOARD = "probes/_dashboard.html"
+
+
+def test_the_providers_dashboard_is_rendered_again_after_an_edit_to_a_provider_only(client, catalog):
+    Tool.objects.filter(slug__in=["engine-000", "engine-001"]).update(kind=Tool.Kind.PROVIDER)
+    page = "/providers/"
+    rendered, before = _rendered(client, page, DASHBOARD)
+    assert rendered and b"Target 001" in before and b"Target 002" not in before
+    _touch("engine-003")  # an engine: the page misses its cache, the providers' dashboard does not
+    assert _rendered(client, page, DASHBOARD) == (False, before)
+    assert _rendered(client, "/engines/", DASHBOARD)[0]
+
+    for edit, text in [
+        (lambda: ProbeTarget.objects.filter(tool__slug="engine-001").update(name="Target renamed"), "Target renamed"),
+        (lambda: MeasurementSummary.objects.filter(target__tool__slug="engine-000").update(samples=987654),
+         "987654"),
+        (lambda: CompatStatus.objects.filter(target__tool__slug="engine-001").update(message="A new message"),
+         "A new message"),
+        (lambda: Tool.objects.filter(slug="engine-002").update(kind=Tool.Kind.PROVIDER), "Target 002"),
+    ]:
+        edit()
+        rendered, body = _rendered(client, page, DASHBOARD)
+        assert rendered and text in body.decode(), text
+        assert not _rendered(client, f"{page}?cold=1", DASHBOARD)[0]
+
+    Source.objects.filter(key="catalog-source").update(title="A shared source retitled")
+    assert _rendered(client, page, DASHBOARD)[0]
