@@ -209,7 +209,7 @@ def _tool_page(request: HttpRequest, slug: str) -> HttpResponse:
     )
 
 
-def _request_location(request: HttpRequest) -> list[str]:
+def request_location(request: HttpRequest) -> list[str]:
     # The page reads the path (for the navigation), never the query string.
     return [request.scheme, request.get_host(), request.path]
 
@@ -223,7 +223,7 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404(f"No tool with the slug {slug!r}.")
     pages = per_owner_read(
         kind="tool-page", scopes=TOOL_PAGE_SCOPES, owners=[tool_id],
-        build=lambda missing: {tool_id: _tool_page(request, slug).content}, vary=_request_location(request),
+        build=lambda missing: {tool_id: _tool_page(request, slug).content}, vary=request_location(request),
     )
     return HttpResponse(pages[tool_id]) if tool_id in pages else _tool_page(request, slug)
 

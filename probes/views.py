@@ -10,7 +10,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
-from catalog.views import cached_page
+from catalog.views import cached_page, render_piece, request_location
 from core.cache import EVERY_OWNER_FROM, Fingerprints, per_group_read, read_cache_seconds, read_fingerprints
 from probes import presenters
 from probes.client.config import api_key_env_error
@@ -24,6 +24,7 @@ from probes.selectors.models import (
     model_comparison_members,
     model_comparisons,
     model_list,
+    model_members,
     reported_engine_figures,
 )
 
@@ -159,17 +160,40 @@ def engines_dashboard(request: HttpRequest) -> HttpResponse:
 @require_safe
 @cached_page(scopes=PAGE_SCOPES)
 def model_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "probes/model_list.html", {"rows": model_list()})
+    # Each model's row shows the tools offering it alone, so it is cached under their rows: an edit to one
+    # tool renders the rows of the models it offers again.
+    members = model_members()
+
+    def build(slugs: list[str]) -> dict[str, str]:
+        return {row.model.slug: render_piece("probes/_model_list_row.html", {"row": row})
+                for row in model_list(slugs=slugs)}
+
+    rows = per_group_read(kind="model-list-row", scopes=PAGE_SCOPES, groups=dict(members), build=build)
+    return render(request, "probes/model_list.html",
+                  {"rows": [mark_safe(rows[slug]) for slug, _ in members if slug in rows]})
 
 
-@require_safe
-@cached_page(scopes=PAGE_SCOPES)
-def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def _model_page(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         comparison = model_comparison_get(slug=slug)
     except LanguageModel.DoesNotExist:
         raise Http404(f"No model with the slug {slug!r}.") from None
     return render(request, "probes/model_detail.html", {"comparison": comparison, "comparison_list": [comparison]})
+
+
+@require_safe
+@cached_page(scopes=PAGE_SCOPES)
+def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    # A model's page shows the rows of the tools offering it and shared ones (the model, sources, hardware)
+    # only, so after an edit to another tool it comes from the cache instead of being rendered again.
+    members = dict(model_members(slugs=[slug]))
+    if slug not in members:
+        raise Http404(f"No model with the slug {slug!r}.")
+    pages = per_group_read(
+        kind="model-page", scopes=PAGE_SCOPES, groups={slug: members[slug]},
+        build=lambda missing: {slug: _model_page(request, slug).content}, vary=request_location(request),
+    )
+    return HttpResponse(pages[slug])
 
 
 @require_safe

@@ -10,7 +10,7 @@ from django.db.models.functions import Now
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from catalog.models import Caveat, HardwareSupport, PriceItem, Source, Tool
+from catalog.models import Caveat, HardwareSupport, LanguageModel, PriceItem, Source, Tool
 from core.cache import owner_fingerprints
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from tests.factories import (
@@ -293,15 +293,18 @@ def test_owner_fingerprints_follow_each_tool_and_the_shared_tables(catalog):
 
 @pytest.mark.parametrize("tools", [5, 40])
 def test_a_page_cache_miss_costs_the_same_queries_whatever_the_catalog_size(client, tools):
-    build_catalog(tools)
+    model = LanguageModelFactory(slug="gpt-oss-120b", name="gpt-oss-120b")
+    for tool in build_catalog(tools):
+        ModelOfferingFactory(tool=tool, model=model)
     counts = {}
-    for path in ["/", f"/compare/?tools={COMPARED}", "/tools/engine-001/", "/api/v1/tools/", "/providers/"]:
+    for path in ["/", f"/compare/?tools={COMPARED}", "/tools/engine-001/", "/api/v1/tools/", "/providers/",
+                 "/models/", "/models/gpt-oss-120b/"]:
         client.get(path)
         with CaptureQueriesContext(connection) as queries:
             client.get(f"{path}{'&' if '?' in path else '?'}cold=1")
         counts[path] = len(queries)
     assert counts == {"/": 3, f"/compare/?tools={COMPARED}": 4, "/tools/engine-001/": 3, "/api/v1/tools/": 3,
-                      "/providers/": 4}
+                      "/providers/": 4, "/models/": 3, "/models/gpt-oss-120b/": 3}
 
 
 def _rendered(client, path: str, template: str) -> tuple[bool, bytes]:
@@ -360,3 +363,33 @@ def test_the_providers_dashboard_is_rendered_again_after_an_edit_to_a_provider_o
 
     Source.objects.filter(key="catalog-source").update(title="A shared source retitled")
     assert _rendered(client, page, DASHBOARD)[0]
+
+
+MODEL_PAGE, MODEL_ROW = "probes/model_detail.html", "probes/_model_list_row.html"
+
+
+def test_a_model_page_and_its_index_row_are_rendered_again_after_an_edit_to_a_tool_offering_it_only(
+        client, catalog):
+    page = "/models/gpt-oss-120b/"
+    other = LanguageModelFactory(slug="other-model", name="Other model")
+    ModelOfferingFactory(tool=catalog["engine-003"], model=other)
+    assert _rendered(client, page, MODEL_PAGE)[0] and _rendered(client, "/models/", MODEL_ROW)[0]
+    _touch("engine-003")  # offers the other model only
+    assert not _rendered(client, page, MODEL_PAGE)[0]
+    response = client.get("/models/")
+    assert [used.name for used in response.templates].count(MODEL_ROW) == 1  # the other model's row
+
+    for edit, text in [
+        (lambda: Tool.objects.filter(slug="engine-001").update(name="Renamed while offering"),
+         "Renamed while offering"),
+        (lambda: ModelOfferingFactory(tool=catalog["engine-003"], model=LanguageModel.objects.get(slug="gpt-oss-120b")),
+         "Engine 003"),
+        (lambda: LanguageModel.objects.filter(slug="gpt-oss-120b").update(publisher="A new publisher"),
+         "A new publisher"),
+    ]:
+        edit()
+        rendered, body = _rendered(client, page, MODEL_PAGE)
+        assert rendered and text in body.decode(), text
+        assert not _rendered(client, f"{page}?cold=1", MODEL_PAGE)[0]
+    assert b"A new publisher" in client.get("/models/").content
+    assert client.get("/models/no-such-model/").status_code == 404

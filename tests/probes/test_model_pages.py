@@ -212,10 +212,12 @@ def _grow(count: int) -> None:
 @pytest.mark.parametrize(
     ("name", "args", "queries"),
     [
-        # The comparison read model: models, offerings, prices, reported figures, documented checks, probe
-        # targets, summaries, compat outcomes.
-        ("probes:model-list", (), 8),
-        ("probes:model-detail", ("grown-model",), 8),
+        # Which tools each model's piece shows (the pieces are keyed by them), then the comparison read
+        # model: models, offerings, prices, reported figures, documented checks, probe targets, summaries,
+        # compat outcomes.
+        ("probes:model-list", (), 9),
+        ("probes:model-detail", ("grown-model",), 9),
+        # The comparison read model alone.
         ("api:model-list", (), 8),
         ("api:model-detail", ("grown-model",), 8),
         # Which models and tools the page compares (its per-model pieces are keyed by them), the same
