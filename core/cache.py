@@ -23,7 +23,8 @@ those counters: the same guarantees, since SQLite's triggers run inside the writ
 
 Below the page cache sits a cache of *owned* pieces: a rendered catalog row, a serialized API row, a
 tool's page or its comparison column, each kept under the fingerprint of the rows of its own tool
-(`per_owner_read`). Every table of a scope is either owned by one tool (the tool's row, its prices,
+(`per_owner_read`), and pieces that show a known set of tools (a comparison's matrix, a model's page, a
+dashboard), each kept under the fingerprints of exactly those tools (`per_group_read`). Every table of a scope is either owned by one tool (the tool's row, its prices,
 caveats, links, probe targets, and the summaries and compat statuses of those targets) or shared (sources,
 licences, hardware, models, ...). One query returns, per tool, the count and `xmin`/`cmin` sums over all of
 its rows, and the same for every shared table; a piece's key holds its tool's figures and the shared ones,
