@@ -12,7 +12,7 @@ it (catalog.views.comparison_table).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -225,21 +225,22 @@ def compared_tool(tool: Tool) -> ComparedTool:
     )
 
 
-def compared_tools_by_id(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> dict[int, ComparedTool]:
-    """{tool id: piece} of the tools named by already-validated slugs, in that order, each cached under its
-    own tool's rows (`fingerprints`: core.cache.read_fingerprints of the catalog, when the caller has them)."""
-    ids = tool_ids(slugs=slugs)
+def compared_tools_by_id(*, ids: Mapping[str, int], fingerprints: Fingerprints | None = None) -> dict[int, ComparedTool]:
+    """{tool id: piece} of the tools of `ids` ({slug: id}, in the order to show), each cached under its own
+    tool's rows (`fingerprints`: core.cache.read_fingerprints of the catalog, when the caller has them)."""
     pieces = per_owner_read(
         kind="compared-tool", scopes=("catalog",), owners=list(ids.values()),
         build=lambda missing: {tool.pk: compared_tool(tool) for tool in compare_tools(ids=missing)},
         fingerprints=fingerprints,
     )
-    return {ids[slug]: pieces[ids[slug]] for slug in slugs if ids.get(slug) in pieces}
+    return {tool_id: pieces[tool_id] for tool_id in ids.values() if tool_id in pieces}
 
 
 def compared_tools(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> list[ComparedTool]:
     """The pieces of the tools named by already-validated slugs, in that order (see compared_tools_by_id)."""
-    return list(compared_tools_by_id(slugs=slugs, fingerprints=fingerprints).values())
+    found = tool_ids(slugs=slugs)
+    ids = {slug: found[slug] for slug in slugs if slug in found}
+    return list(compared_tools_by_id(ids=ids, fingerprints=fingerprints).values())
 
 
 def compare_matrix(tools: list[ComparedTool]) -> CompareMatrix:

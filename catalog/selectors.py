@@ -382,6 +382,11 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
     Returns the slugs in the order given. Raises CompareError for an empty request, duplicates,
     fewer than two or more than four tools, and slugs that name no tool.
     """
+    return list(compare_parse_tools(raw))
+
+
+def compare_parse_tools(raw: str | Sequence[str]) -> dict[str, int]:
+    """compare_parse_slugs, with the id of each tool: {slug: id} in the order given (one query)."""
     slugs = compare_split_slugs(raw)
     if not slugs:
         raise CompareError(
@@ -408,11 +413,11 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
             code="too_many",
             slugs=slugs,
         )
-    known = set(Tool.objects.filter(slug__in=slugs).values_list("slug", flat=True))
+    known = tool_ids(slugs=slugs)
     unknown = [slug for slug in slugs if slug not in known]
     if unknown:
         raise CompareError(f"No tool with the slug: {', '.join(unknown)}.", code="unknown", slugs=unknown)
-    return slugs
+    return {slug: known[slug] for slug in slugs}
 
 
 @dataclass(frozen=True)

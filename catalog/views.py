@@ -17,14 +17,14 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from catalog.comparison import ComparedTool, compare_matrix, compared_tools, compared_tools_by_id, matrix_csv_rows
+from catalog.comparison import ComparedTool, compare_matrix, compared_tools_by_id, matrix_csv_rows
 from catalog.forms import CatalogFilterForm
 from catalog.models import Source, Tool
 from catalog.selectors import (
     COMPARE_MAX_TOOLS,
     COMPARE_MIN_TOOLS,
     CompareError,
-    compare_parse_slugs,
+    compare_parse_tools,
     compare_split_slugs,
     guide_sources,
     tool_get,
@@ -280,10 +280,10 @@ def _requested_comparison(
     if not requested:
         return None, None
     try:
-        slugs = compare_parse_slugs(requested)
+        ids = compare_parse_tools(requested)
     except CompareError as exc:
         return None, exc
-    return compared_tools_by_id(slugs=slugs, fingerprints=fingerprints), None
+    return compared_tools_by_id(ids=ids, fingerprints=fingerprints), None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from catalog.views import cached_page, render_piece, request_location
-from core.cache import EVERY_OWNER_FROM, Fingerprints, per_group_read, read_cache_seconds, read_fingerprints
+from core.cache import EVERY_OWNER_FROM, Fingerprints, per_group_read, read_fingerprints
 from probes import presenters
 from probes.client.config import api_key_env_error
 from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
@@ -21,7 +21,6 @@ from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import (
     model_comparison_get,
-    model_comparison_members,
     model_comparisons,
     model_list,
     model_members,
@@ -66,12 +65,12 @@ class ModelSection:
 
 
 def model_sections(
-    *, providers: bool, members: list[tuple[str, list[int]]] | None = None, fingerprints: Fingerprints | None = None
+    *, providers: bool, members: list[tuple[str, list[int]]], fingerprints: Fingerprints | None
 ) -> list[ModelSection]:
     """The comparison of every model the providers (or the other tools) serve, each rendered and cached
     under the rows of the tools in it: an edit to one tool renders the models it serves again, not the page.
-    `members` and `fingerprints` (model_comparison_members and core.cache.read_fingerprints covering them)
-    save their queries when the caller has them."""
+    `members`: (model slug, ids of the tools in its comparison) per model, from dashboards.audience_members;
+    `fingerprints`: core.cache.read_fingerprints covering them."""
     audience = PROVIDERS if providers else ENGINES
 
     def build(slugs: list[str]) -> dict[str, ModelSection]:
@@ -86,7 +85,7 @@ def model_sections(
 
     sections = per_group_read(
         kind=f"model-section-{audience}", scopes=PAGE_SCOPES,
-        groups=dict(model_comparison_members(providers=providers) if members is None else members),
+        groups=dict(members),
         build=build, fingerprints=fingerprints,
     )
     return [ModelSection(section.model, section.cited, mark_safe(section.html)) for section in sections.values()]
@@ -131,9 +130,7 @@ def dashboard_section(
 
 
 def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpResponse:
-    # The dashboard's pieces are keyed by its audience's tools; with caching off nothing needs them.
-    tool_ids = dashboards.audience_tool_ids(audience=audience) if read_cache_seconds() > 0 else []
-    members = model_comparison_members(providers=audience == PROVIDERS)
+    tool_ids, members = dashboards.audience_members(audience=audience)
     # One query gives the fingerprints of the dashboard's tools and of every model section's.
     wanted = sorted({*tool_ids, *(tool for _, tools in members for tool in tools)})
     fingerprints = read_fingerprints(PAGE_SCOPES, None if len(wanted) > EVERY_OWNER_FROM else wanted)

@@ -320,22 +320,6 @@ def model_comparisons(
     return comparisons
 
 
-def model_comparison_members(*, providers: bool | None = None) -> list[tuple[str, list[int]]]:
-    """(model slug, ids of the tools in its comparison) of every comparison model_comparisons(providers=...)
-    returns, in the same order: which comparisons a page shows, without building them (one query)."""
-    offerings = ModelOffering.objects.all()
-    if providers is True:
-        offerings = offerings.filter(tool__kind=Tool.Kind.PROVIDER)
-    elif providers is False:
-        offerings = offerings.exclude(tool__kind=Tool.Kind.PROVIDER)
-    members: dict[str, list[int]] = {}
-    for slug, tool_id in offerings.order_by("model__position", "model__name", "model_id").values_list(
-        "model__slug", "tool_id"
-    ):
-        members.setdefault(slug, []).append(tool_id)
-    return list(members.items())
-
-
 def model_members(*, slugs: Iterable[str] | None = None) -> list[tuple[str, list[int]]]:
     """(model slug, ids of every tool offering it) of every model (those named by `slugs`), models no tool
     offers included, in the order of model_comparisons: which tools a model's page or index row shows,
