@@ -65,10 +65,11 @@ def test_sweep_against_the_engine_shows_its_one_at_a_time_queue(config, llama_se
 
 def test_goodput_and_knee_follow_the_engines_queue(config):
     workload = Workload.from_dict({"name": "short", "input": 100, "output": OUTPUT_TOKENS})
-    probe = asyncio.run(run_sweep(config, plan=SweepPlan(mode="concurrency", levels=(1,), requests_per_level=3),
+    probe = asyncio.run(run_sweep(config, plan=SweepPlan(mode="concurrency", levels=(1,), requests_per_level=5),
                                   workload=workload)).levels[0]
-    # Between one stream's TTFT and the TTFT of a request that waited for a whole other one.
-    threshold = probe.ttft_ms["p50"] + 0.5 * (probe.e2e_ms["p50"] - probe.ttft_ms["p50"])
+    # Half a request above a lone stream's slower TTFTs, and half a request below the TTFT of a request that
+    # waited for a whole other one: one stream's jitter on a busy machine stays on the right side of it.
+    threshold = probe.ttft_ms["p95"] + 0.5 * probe.e2e_ms["p50"]
     slo = SLO(ttft_ms=threshold, tpot_ms=10_000, attainment=0.75)
     plan = SweepPlan(mode="concurrency", levels=(1, 2), requests_per_level=4, slo=slo)
     single, double = asyncio.run(run_sweep(config, plan=plan, workload=workload)).levels
