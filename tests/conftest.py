@@ -6,6 +6,17 @@ ARTIFACTS_DIR = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
 @pytest.fixture
+def fresh_cache():
+    """The read cache, API throttle buckets and ETag dates live in Redis (this run's own db index): a test
+    that uses this starts and ends with it empty."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
 def artifacts_dir() -> Path:
     ARTIFACTS_DIR.mkdir(exist_ok=True)
     return ARTIFACTS_DIR

@@ -1,16 +1,12 @@
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache():
-    """Throttle buckets and ETag dates live in Redis (this run's own db index); each test starts clean."""
-    cache.clear()
-    yield
-    cache.clear()
+def empty_cache_for_every_test(fresh_cache):
+    """Throttle buckets and ETag dates live in Redis; each API test starts clean."""
 
 
 @pytest.fixture

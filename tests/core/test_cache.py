@@ -5,7 +5,6 @@ import datetime as dt
 import threading
 
 import pytest
-from django.core.cache import cache
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -24,14 +23,7 @@ from tests.factories import (
     ToolFactory,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 class Abandoned(Exception):

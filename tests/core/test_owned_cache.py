@@ -21,7 +21,7 @@ from tests.factories import (
     build_catalog,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 COMPARED = "engine-000,engine-001,engine-002"
 PAGES = [
@@ -42,13 +42,6 @@ PAGES = [
     "/api/v1/tools/engine-001/",
     f"/api/v1/compare/?tools={COMPARED}",
 ]
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

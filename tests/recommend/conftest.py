@@ -1,5 +1,4 @@
 import pytest
-from django.core.cache import cache
 from django.core.management import call_command
 
 
@@ -10,8 +9,5 @@ def loaded_catalog(db):
 
 
 @pytest.fixture(autouse=True)
-def fresh_cache():
-    """API throttle buckets live in Redis (this run's own db index); each test starts clean."""
-    cache.clear()
-    yield
-    cache.clear()
+def empty_cache_for_every_test(fresh_cache):
+    """API throttle buckets live in Redis; each test starts clean."""
