@@ -5,9 +5,9 @@ from django.db.models.signals import post_migrate
 def _install_read_cache_triggers(sender: AppConfig, using: str, **kwargs) -> None:
     from django.db import connections
 
-    from core.cache import install_sqlite_version_triggers
+    from core.write_log import write_log_install
 
-    install_sqlite_version_triggers(using_connection=connections[using])
+    write_log_install(using_connection=connections[using])
 
 
 class CoreConfig(AppConfig):

@@ -54,3 +54,47 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username or 'system'} {self.action} {self.object_type}:{self.object_id}"
+
+
+class TableWrite(models.Model):
+    """The writes one transaction made to one table that a cached read may show, kept by database triggers
+    (core.write_log) so that the read cache's fingerprint (core.cache) reads a few rows of this table instead
+    of every row of the catalog.
+
+    A row is (table, transaction): `transactions` is 1 and `txid_sum` the transaction's id, and `writes`
+    counts the statements (on SQLite, the rows) it wrote. core.write_log.write_log_compact folds the rows of
+    finished transactions into one row per table (txid 0) that keeps the three sums, so compacting moves no
+    fingerprint. The table name "*" stands for every table: a TRUNCATE, or the installing of the triggers.
+    """
+
+    table_name = models.CharField(max_length=100)
+    txid = models.BigIntegerField()
+    transactions = models.BigIntegerField()
+    txid_sum = models.BigIntegerField()
+    writes = models.BigIntegerField()
+
+    class Meta:
+        db_table = "atlas_table_write"
+        constraints = [models.UniqueConstraint(fields=["table_name", "txid"], name="atlas_table_write_once")]
+
+    def __str__(self) -> str:
+        return f"{self.table_name} in transaction {self.txid}"
+
+
+class OwnerWrite(models.Model):
+    """Like TableWrite, per cache scope and owner (a tool): the writes one transaction made to the rows of
+    one tool, whichever of its tables they were in (core.cache keys each tool's cached pieces by them)."""
+
+    scope = models.CharField(max_length=30)
+    owner_id = models.BigIntegerField()
+    txid = models.BigIntegerField()
+    transactions = models.BigIntegerField()
+    txid_sum = models.BigIntegerField()
+    writes = models.BigIntegerField()
+
+    class Meta:
+        db_table = "atlas_owner_write"
+        constraints = [models.UniqueConstraint(fields=["scope", "owner_id", "txid"], name="atlas_owner_write_once")]
+
+    def __str__(self) -> str:
+        return f"{self.scope} of owner {self.owner_id} in transaction {self.txid}"

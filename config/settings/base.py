@@ -231,6 +231,12 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": 300.0,
             "options": {"expires": 240},
         },
+        # The read cache's write log grows by a row per write transaction until folded (core.write_log).
+        "read-cache-compact-write-log": {
+            "task": "core.tasks.write_log_compact_task",
+            "schedule": 600.0,
+            "options": {"expires": 540},
+        },
     }
 )
 

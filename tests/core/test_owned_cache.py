@@ -281,7 +281,9 @@ def test_owner_fingerprints_follow_each_tool_and_the_shared_tables(catalog):
 
     ProbeTarget.objects.filter(tool_id=second).delete()
     Tool.objects.filter(pk=second).delete()
-    assert second not in owner_fingerprints(["catalog", "probes"], [first, second])[1]
+    _, deleted = owner_fingerprints(["catalog", "probes"], [first, second])
+    assert deleted[second] != every[second] and deleted[first] == every[first]
+    assert 10**9 not in owner_fingerprints(["catalog"], [first, 10**9])[1]  # an owner that never had a row
 
 
 @pytest.mark.parametrize("tools", [5, 40])
