@@ -205,7 +205,7 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int, tools
         "## What the cache hides",
         "",
         "The catalog reads, tool details and summaries are served from the read cache shared with the pages "
-        "(core/cache.py): Redis entries keyed by URL and a fingerprint of the tables shown, one small query "
+        "(core/cache.py): Redis entries (and each process's copies of those it has seen) keyed by URL and a fingerprint of the tables shown, one small query "
         "per request, so any committed write shows on the next request; the rows above without \"cache miss\" "
         "or \"cold\" measure that served path, as a client sees it between writes. Below it, each tool's row "
         "of the tools list and each tool's detail are cached under that tool's own rows. The \"result cache "
@@ -213,8 +213,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int, tools
         "the tools list and the tool detail are then assembled from the per-tool pieces (keyed by tool, not "
         "by URL, so they stay cached), which is what the first read costs after an edit to another tool; "
         "the summaries list has no per-tool pieces and is computed whole. The \"fully cold\" rows are served "
-        f"by a second gunicorn (same code, settings and database, cache key prefix `{COLD_CACHE_PREFIX}`) "
-        "whose every cache entry is deleted, untimed, before each request, so everything is computed and "
+        f"by a second gunicorn (same code, settings and database, cache key prefix `{COLD_CACHE_PREFIX}`, "
+        "no copies in its processes' memory) whose every cache entry is deleted, untimed, before each request, so everything is computed and "
         "stored: "
         + "; ".join(f"{e.name} {e.percentile(0.5) / base:.2f}x the trivial p50" for e in cold)
         + ". The runs list is never cached: its figures are the full cost of every request.",
@@ -254,7 +254,7 @@ def main() -> int:
     # The token KeysetPagination (DRF's CursorPagination) writes for "rows with a smaller id than this".
     deep_cursor = parse.quote(base64.b64encode(f"p={min_id + 1000}".encode()).decode())
     flush = redis_flusher(args.redis, COLD_CACHE_PREFIX)
-    cold_env = {**env, "DJANGO_CACHE_PREFIX": COLD_CACHE_PREFIX}
+    cold_env = {**env, "DJANGO_CACHE_PREFIX": COLD_CACHE_PREFIX, "READ_CACHE_LOCAL_BYTES": "0"}
     with gunicorn(env, workers=args.workers) as port, gunicorn(cold_env, workers=args.workers) as cold_port:
         endpoints = [
             Endpoint("trivial DRF view", "/bench/trivial/"),

@@ -73,7 +73,7 @@ def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
     script = (
         "import django, sys\n"
         "django.setup()\n"
-        "from django.core.cache import cache\n"
+        "from core.cache import read_cache_clear\n"
         "from django.db import connection\n"
         "from django.test import Client\n"
         "from django.test.utils import CaptureQueriesContext\n"
@@ -82,7 +82,7 @@ def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
         "for warm, counted, flush in zip(paths[::3], paths[1::3], paths[2::3]):\n"
         "    client.get(warm)\n"
         "    if flush == 'flush':\n"
-        "        cache.clear()\n"
+        "        read_cache_clear()\n"
         "    with CaptureQueriesContext(connection) as captured:\n"
         "        client.get(counted)\n"
         "    print(len(captured.captured_queries))\n"
@@ -140,8 +140,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
     memory = "\n".join(f"    {line}" for line in info["memory"].splitlines())
     cold_note = (
         f"The *{COLD}* rows are served by a second gunicorn (same code, settings and database, its own cache "
-        f"key prefix `{COLD_CACHE_PREFIX}` in the same Redis) whose every cache entry is deleted, untimed, "
-        "before each request: the page and every per-tool piece it shows are computed and stored, the cost "
+        f"key prefix `{COLD_CACHE_PREFIX}` in the same Redis, no copies in its processes' memory) whose every "
+        "cache entry is deleted, untimed, before each request: the page and every per-tool piece it shows are computed and stored, the cost "
         "of the first view after a restart or an edit to a shared row (a source, a licence, a model); they "
         "have no throughput figure."
         if args.redis_url
@@ -169,8 +169,9 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             "is shared, so compare the ratios measured in this run rather than absolute times across runs.",
             "",
             "Pages are served from the project's read cache (core/cache.py, shared with the API), keyed by the "
-            "URL and a fingerprint of the data shown (one query over the catalog tables, asked on every "
-            "request; see docs/site.md). Below the page cache, the pieces that depend on one tool alone (a "
+            "URL and a fingerprint of the data shown (one query over the write log that triggers keep for the "
+            "catalog tables, asked on every request; see docs/site.md), in Redis and, for the entries a process "
+            "has seen, in that process's memory. Below the page cache, the pieces that depend on one tool alone (a "
             "catalog row, a tool's page, a comparison column, a model's comparison) are cached under that tool's "
             f"own rows. The *{WARM}* rows add a unique `cold=N` parameter to every request, so each one misses "
             "the page cache and assembles the page from the per-tool pieces (keyed by tool, not by URL, so they "
@@ -258,7 +259,7 @@ def main() -> int:
             scaled = (f", then made {args.scale}x larger with synthetic copies of every tool and its rows "
                       f"({tools} tools; created for this benchmark only)")
         count_queries(env, endpoints)
-        cold_server = gunicorn({**env, "DJANGO_CACHE_PREFIX": COLD_CACHE_PREFIX}) if flush else nullcontext()
+        cold_server = gunicorn({**env, "DJANGO_CACHE_PREFIX": COLD_CACHE_PREFIX, "READ_CACHE_LOCAL_BYTES": "0"}) if flush else nullcontext()
         with gunicorn(env) as port, cold_server as cold_port:
             for endpoint in endpoints:
                 if endpoint.before:

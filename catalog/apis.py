@@ -34,7 +34,7 @@ from catalog.models import (
     UseCase,
 )
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
-from core.cache import per_owner_read
+from core.cache import per_owner_read, read_fingerprints
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from core.urls import cached_absolute_reverse
@@ -338,9 +338,11 @@ class ToolListApi(ListApi):
             "q": filters.get("q"),
             "sort": filters.get("ordering"),
         }
-        # The order depends on every tool and is read each time; each row depends on its tool alone and is
-        # cached under that tool's rows, without its absolute URL (which depends on the request's host).
-        order = selectors.tool_list_order(filters=selector_filters)
+        # The order depends on every tool and is cached under all their rows; each row depends on its tool
+        # alone and is cached under that tool's rows, without its absolute URL (which depends on the
+        # request's host). One query gives the fingerprints of every tool for both.
+        fingerprints = read_fingerprints(self.cache_scopes)
+        order = selectors.tool_list_order_cached(filters=selector_filters, fingerprints=fingerprints)
 
         def build(missing: list[int]) -> dict[int, dict[str, Any]]:
             tools = selectors.tool_rows(ids=missing)
@@ -348,7 +350,8 @@ class ToolListApi(ListApi):
             return {tool.pk: {name: value for name, value in row.items() if name != "url"}
                     for tool, row in zip(tools, serialized, strict=True)}
 
-        cached = per_owner_read(kind="tool-list-api-row", scopes=self.cache_scopes, owners=order, build=build)
+        cached = per_owner_read(kind="tool-list-api-row", scopes=self.cache_scopes, owners=order, build=build,
+                                fingerprints=fingerprints)
         rows = [{**cached[tool_id], "url": _tool_url(request, cached[tool_id]["slug"])}
                 for tool_id in order if tool_id in cached]
         return list_response(rows=rows)

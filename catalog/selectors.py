@@ -37,6 +37,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
+from core.cache import Fingerprints, every_owner_read
 from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
@@ -220,6 +221,14 @@ def tool_list_order(*, filters: Mapping[str, Any] | None = None) -> list[int]:
     return list(_filtered(dict(filters or {})).values_list("pk", flat=True))
 
 
+def tool_list_order_cached(*, filters: Mapping[str, Any], fingerprints: Fingerprints | None) -> list[int]:
+    """tool_list_order, cached per set of filters under every tool's rows and the shared ones
+    (`fingerprints`: core.cache.read_fingerprints of the catalog for every tool)."""
+    asked = repr(sorted((name, value.pk if isinstance(value, Model) else value) for name, value in filters.items()))
+    return every_owner_read(kind="tool-list-order", fingerprints=fingerprints, vary=[asked],
+                            build=lambda: tool_list_order(filters=filters))
+
+
 def tool_rows(*, ids: Sequence[int]) -> list[Tool]:
     """The tools of `ids` as tool_list shows them (its annotations and prefetches), in no particular order."""
     return list(_as_list_rows(Tool.objects.filter(pk__in=list(ids))))
@@ -261,6 +270,11 @@ def tool_get(*, slug: str, details: bool = True) -> Tool:
             ),
         ),
     ).get(slug=slug)
+
+
+def tool_slug_ids() -> dict[str, int]:
+    """{slug: id} of every tool (one query)."""
+    return dict(Tool.objects.values_list("slug", "pk"))
 
 
 def tool_ids(*, slugs: Sequence[str]) -> dict[str, int]:
@@ -385,8 +399,9 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
     return list(compare_parse_tools(raw))
 
 
-def compare_parse_tools(raw: str | Sequence[str]) -> dict[str, int]:
-    """compare_parse_slugs, with the id of each tool: {slug: id} in the order given (one query)."""
+def compare_parse_tools(raw: str | Sequence[str], *, every_tool: Mapping[str, int] | None = None) -> dict[str, int]:
+    """compare_parse_slugs, with the id of each tool: {slug: id} in the order given (one query, none when
+    `every_tool` gives every tool's {slug: id})."""
     slugs = compare_split_slugs(raw)
     if not slugs:
         raise CompareError(
@@ -413,7 +428,7 @@ def compare_parse_tools(raw: str | Sequence[str]) -> dict[str, int]:
             code="too_many",
             slugs=slugs,
         )
-    known = tool_ids(slugs=slugs)
+    known = tool_ids(slugs=slugs) if every_tool is None else every_tool
     unknown = [slug for slug in slugs if slug not in known]
     if unknown:
         raise CompareError(f"No tool with the slug: {', '.join(unknown)}.", code="unknown", slugs=unknown)

@@ -29,13 +29,15 @@ from catalog.selectors import (
     guide_sources,
     tool_get,
     tool_ids,
-    tool_list_order,
+    tool_list_order_cached,
     tool_rows,
+    tool_slug_ids,
 )
 from catalog.templatetags.catalog_format import format_rating
 from core.cache import (
     Fingerprints,
     cached_read,
+    every_owner_read,
     per_group_read,
     per_owner_read,
     read_cache_seconds,
@@ -158,12 +160,12 @@ CATALOG_SCOPES = ("catalog",)
 
 @cached_page(scopes=CATALOG_SCOPES)
 def catalog_index(request: HttpRequest) -> HttpResponse:
-    # Which tools, in which order, depends on the whole catalog and is read every time; what each row
-    # shows depends on its tool alone and comes from the per-tool cache. One query gives the fingerprints
-    # of every tool and of the shared rows for both.
+    # Which tools, in which order, depends on the whole catalog and is cached under every tool's rows; what
+    # each row shows depends on its tool alone and comes from the per-tool cache. One query gives the
+    # fingerprints of every tool and of the shared rows for both.
     fingerprints = read_fingerprints(CATALOG_SCOPES)
     chosen = catalog_filters(request, fingerprints)
-    order = tool_list_order(filters=chosen.filters)
+    order = tool_list_order_cached(filters=chosen.filters, fingerprints=fingerprints)
     rows = catalog_rows(order, fingerprints)
     shown = [rows[tool_id] for tool_id in order if tool_id in rows]
     return render(
@@ -243,8 +245,8 @@ class PickerItem:
 def compare_picker(fingerprints: Fingerprints | None) -> list[PickerItem]:
     """Every tool's checkbox, best rated first: one piece for the whole catalog, cached under every tool's rows."""
 
-    def build(groups: list[str]) -> dict[str, list[PickerItem]]:
-        items = [
+    def build() -> list[PickerItem]:
+        return [
             PickerItem(
                 tool.slug,
                 format_html('<label class="picker-item"><input type="checkbox" name="tools" value="{}"', tool.slug),
@@ -254,12 +256,8 @@ def compare_picker(fingerprints: Fingerprints | None) -> list[PickerItem]:
             )
             for tool in Tool.objects.ranked().only("slug", "name", "rating")
         ]
-        return {"every tool": items}
 
-    every_tool = sorted(fingerprints.owners) if fingerprints else []
-    pieces = per_group_read(kind="compare-picker", scopes=CATALOG_SCOPES, groups={"every tool": every_tool},
-                            build=build, fingerprints=fingerprints)
-    return pieces["every tool"]
+    return every_owner_read(kind="compare-picker", fingerprints=fingerprints, build=build)
 
 
 def picker_html(items: list[PickerItem], chosen: set[str]) -> SafeString:
@@ -271,63 +269,96 @@ def picker_html(items: list[PickerItem], chosen: set[str]) -> SafeString:
     ))
 
 
+def every_tool_id(fingerprints: Fingerprints | None) -> dict[str, int]:
+    """{slug: id} of every tool, one piece cached under every tool's rows."""
+    return every_owner_read(kind="tool-slug-ids", fingerprints=fingerprints, build=tool_slug_ids)
+
+
+def _requested_ids(
+    request: HttpRequest, fingerprints: Fingerprints | None
+) -> tuple[dict[str, int] | None, CompareError | None]:
+    """({slug: tool id} in the order asked, or None; error or None) for the tools named in the query string."""
+    requested = request.GET.getlist("tools")
+    if not requested:
+        return None, None
+    try:
+        return compare_parse_tools(requested, every_tool=every_tool_id(fingerprints)), None
+    except CompareError as exc:
+        return None, exc
+
+
 def _requested_comparison(
     request: HttpRequest, fingerprints: Fingerprints | None = None
 ) -> tuple[dict[int, ComparedTool] | None, CompareError | None]:
     """({tool id: compared tool} in the order asked, or None; error or None) for the tools named in the
     query string."""
-    requested = request.GET.getlist("tools")
-    if not requested:
-        return None, None
-    try:
-        ids = compare_parse_tools(requested)
-    except CompareError as exc:
-        return None, exc
+    ids, error = _requested_ids(request, fingerprints)
+    if ids is None:
+        return None, error
     return compared_tools_by_id(ids=ids, fingerprints=fingerprints), None
 
 
 @dataclass(frozen=True)
+class ComparedName:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
 class ComparisonTable:
-    """The compare page's matrix for one set of tools, rendered, and its row counts."""
+    """The compare page's matrix for one set of tools, rendered, its row counts, and the rest of what the page
+    shows of the set (the tools' names, the rendered list of their sources)."""
 
     html: str
     all_rows: int
     differing_rows: int
+    tools: tuple[ComparedName, ...]
+    sources_html: str
 
 
 def comparison_table(
-    compared: dict[int, ComparedTool], *, only_differences: bool, fingerprints: Fingerprints | None
-) -> ComparisonTable:
+    ids: dict[str, int], *, only_differences: bool, fingerprints: Fingerprints | None
+) -> ComparisonTable | None:
     """Which rows the matrix has, in which order, and where the tools differ depend on the set compared, so
     the rendered matrix is cached per set (in the page's order) under the rows of exactly those tools and
-    the shared rows: an edit to a tool outside the set leaves it cached."""
-    tools = list(compared.values())
-    group = tuple(compared)
+    the shared rows: an edit to a tool outside the set leaves it cached. None when none of the tools is left."""
+    group = tuple(ids.values())
 
     def build(groups: list[tuple[int, ...]]) -> dict[tuple[int, ...], ComparisonTable]:
+        tools = list(compared_tools_by_id(ids=ids, fingerprints=fingerprints).values())
+        if not tools:
+            return {}
         matrix = compare_matrix(tools)
         context = {
             "tools": tools,
             "matrix": matrix.only_differences() if only_differences else matrix,
             "tools_param": ",".join(tool.slug for tool in tools),
         }
-        return {group: ComparisonTable(render_piece("catalog/_compare_matrix.html", context), matrix.row_count,
-                                       matrix.differing_count)}
+        sources = _unique_sources(source for tool in tools for source in tool.sources)
+        return {group: ComparisonTable(
+            render_piece("catalog/_compare_matrix.html", context), matrix.row_count, matrix.differing_count,
+            tuple(ComparedName(tool.slug, tool.name) for tool in tools),
+            # As {% include %} would render it, final newline included.
+            render_to_string("includes/_source_list.html", {"sources": sources}),
+        )}
 
     table = per_group_read(
         kind="compare-table", scopes=CATALOG_SCOPES, groups={group: list(group)}, build=build,
         vary=[ONLY_DIFFERENCES if only_differences else "all rows"], fingerprints=fingerprints,
-    )[group]
-    return ComparisonTable(mark_safe(table.html), table.all_rows, table.differing_rows)
+    ).get(group)
+    if table is None:
+        return None
+    return ComparisonTable(mark_safe(table.html), table.all_rows, table.differing_rows, table.tools,
+                           mark_safe(table.sources_html))
 
 
 @cached_page(scopes=CATALOG_SCOPES)
 def compare(request: HttpRequest) -> HttpResponse:
     fingerprints = read_fingerprints(CATALOG_SCOPES)
-    compared, error = _requested_comparison(request, fingerprints)
-    tools = list(compared.values()) if compared else None
+    ids, error = _requested_ids(request, fingerprints)
     only_differences = request.GET.get("only") == ONLY_DIFFERENCES
-    table = comparison_table(compared, only_differences=only_differences, fingerprints=fingerprints) if tools else None
+    table = comparison_table(ids, only_differences=only_differences, fingerprints=fingerprints) if ids else None
+    tools = list(table.tools) if table else None
     return render(
         request,
         "catalog/compare.html",
@@ -346,7 +377,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             ),
             "min_tools": COMPARE_MIN_TOOLS,
             "max_tools": COMPARE_MAX_TOOLS,
-            "page_sources": _unique_sources(source for tool in tools or [] for source in tool.sources),
+            "page_sources_html": table.sources_html if table else "",
         },
         status=400 if error else 200,
     )

@@ -30,11 +30,16 @@ as if nothing were cached.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
+import pickle
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -46,12 +51,124 @@ from core.write_log import EVERY_TABLE, OWNER_LOG, TABLE_LOG, ownership, scoped_
 
 logger = logging.getLogger(__name__)
 
-ENTRY_KEY = "read:v4:{digest}"
-OWNED_KEY = "owned:v2:{digest}"
+ENTRY_KEY = "read:v5:{digest}"
+OWNED_KEY = "owned:v3:{digest}"
 
 
 def read_cache_seconds() -> int:
     return settings.READ_CACHE_SECONDS
+
+
+# The code that builds entries: the Python packages and templates of the project.
+CODE_SUFFIXES = (".py", ".html", ".txt", ".csv")
+
+
+@functools.cache
+def code_version() -> str:
+    """A hash of the project's code and templates, part of every key: an entry (a pickled piece whose class
+    may have changed, a page from an older template) is only read by the code that built it, so processes
+    of two releases sharing one Redis during a deploy never read each other's entries."""
+    digest = hashlib.blake2b(digest_size=16)
+    root = Path(settings.BASE_DIR)
+    packages = [path for path in root.iterdir() if (path / "__init__.py").exists() or path.name == "templates"]
+    for path in sorted(file for package in packages for file in package.rglob("*") if file.suffix in CODE_SUFFIXES):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+class LocalCopies:
+    """This process's copies of the read cache's entries, in front of Django's cache (Redis when configured),
+    so that an entry this process has seen costs no round trip.
+
+    An entry's key is made of the data it was built from (the fingerprints), so a copy can never be stale;
+    a copy is dropped for space (least recently used first, within `READ_CACHE_LOCAL_BYTES`) or once its
+    entry is as old as an entry may be (`READ_CACHE_SECONDS` after it was built, wherever it was built).
+    Copies are kept pickled, as the cache keeps them: every read gets its own objects to use as it likes.
+    """
+
+    def __init__(self) -> None:
+        self._copies: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Iterable[str], *, built_after: float) -> dict[str, bytes]:
+        found = {}
+        with self._lock:
+            for key in keys:
+                copy = self._copies.get(key)
+                if copy is None:
+                    continue
+                if copy[1] <= built_after:
+                    self._drop(key)
+                    continue
+                self._copies.move_to_end(key)
+                found[key] = copy[0]
+        return found
+
+    def put(self, key: str, blob: bytes, built: float) -> None:
+        budget = settings.READ_CACHE_LOCAL_BYTES
+        if len(blob) > budget:
+            return
+        with self._lock:
+            self._drop(key)
+            self._copies[key] = (blob, built)
+            self._bytes += len(blob)
+            while self._bytes > budget:
+                self._drop(next(iter(self._copies)))
+
+    def _drop(self, key: str) -> None:
+        copy = self._copies.pop(key, None)
+        if copy is not None:
+            self._bytes -= len(copy[0])
+
+    def clear(self) -> None:
+        with self._lock:
+            self._copies.clear()
+            self._bytes = 0
+
+
+local_copies = LocalCopies()
+
+
+def read_cache_clear() -> None:
+    """Empty the read cache: Django's cache (shared by every process) and this process's copies."""
+    cache.clear()
+    local_copies.clear()
+
+
+def _fetch(keys: Sequence[str]) -> dict[str, tuple[Any, float]]:
+    """{key: (entry, when it was built)} for the keys of `keys` cached and younger than READ_CACHE_SECONDS,
+    from this process's copies or else from the cache (one round trip). A cache failure raises."""
+    built_after = time.time() - read_cache_seconds()
+    found = {}
+    for key, blob in local_copies.get_many(keys, built_after=built_after).items():
+        built, entry = pickle.loads(blob)
+        found[key] = (entry, built)
+    wanted = [key for key in keys if key not in found]
+    if wanted:
+        # Django's cache costs a client object per call; one key is asked with the cheaper single get.
+        answers = cache.get_many(wanted) if len(wanted) > 1 else {wanted[0]: cache.get(wanted[0])}
+        for key, blob in answers.items():
+            if blob is None:
+                continue
+            built, entry = pickle.loads(blob)
+            if built > built_after:
+                local_copies.put(key, blob, built)
+                found[key] = (entry, built)
+    return found
+
+
+def _store(entries: Mapping[str, Any], *, built: float | None = None) -> None:
+    """Cache `entries` ({key: entry}, built now or at `built`) here and in the cache. A cache failure raises,
+    after the copies of this process are kept."""
+    built = time.time() if built is None else built
+    blobs = {key: pickle.dumps((built, entry), pickle.HIGHEST_PROTOCOL) for key, entry in entries.items()}
+    for key, blob in blobs.items():
+        local_copies.put(key, blob, built)
+    if len(blobs) == 1:
+        cache.set(*next(iter(blobs.items())), timeout=read_cache_seconds())
+    else:
+        cache.set_many(blobs, timeout=read_cache_seconds())
 
 
 # Past this many owners, reading every owner's log rows costs less than looking each one up.
@@ -117,7 +234,7 @@ def read_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = None
 
 
 def _piece_key(kind: str, parts: Sequence[str], fingerprints: Fingerprints, vary: Sequence[str]) -> str:
-    raw = "\0".join([kind, *parts, fingerprints.shared, *fingerprints.scopes, *vary])
+    raw = "\0".join([code_version(), kind, *parts, fingerprints.shared, *fingerprints.scopes, *vary])
     return OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
 
 
@@ -130,16 +247,17 @@ def shared_read(
         return build()
     cache_key = _piece_key(kind, ["shared", *key], fingerprints, ())
     try:
-        piece = cache.get(cache_key)
+        found = _fetch([cache_key])
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the piece
         logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
         return build()
-    if piece is None:
-        piece = build()
-        try:
-            cache.set(cache_key, piece, timeout=read_cache_seconds())
-        except Exception:  # noqa: BLE001
-            logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
+    if cache_key in found:
+        return found[cache_key][0]
+    piece = build()
+    try:
+        _store({cache_key: piece})
+    except Exception:  # noqa: BLE001
+        logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
     return piece
 
 
@@ -170,7 +288,6 @@ def per_group_read(
         raise ValueError(f"fingerprints of {fingerprints.scopes} cannot key pieces of {sorted(set(scopes))}")
     if fingerprints is None:
         return dict(build(list(groups)))
-    timeout = read_cache_seconds()
     keys = {}
     for group, owners in groups.items():
         # A piece of an owner that has no row any more is computed, never stored.
@@ -178,20 +295,33 @@ def per_group_read(
             figures = [f"{owner}={fingerprints.owners[owner]}" for owner in owners]
             keys[group] = _piece_key(kind, [repr(group), *figures], fingerprints, vary)
     try:
-        found = cache.get_many(list(keys.values()))
+        found = _fetch(list(keys.values()))
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces
         logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
         return dict(build(list(groups)))
-    pieces = {group: found[key] for group, key in keys.items() if key in found}
+    pieces = {group: found[key][0] for group, key in keys.items() if key in found}
     missing = [group for group in groups if group not in pieces]
     if missing:
         built = dict(build(missing))
         pieces.update(built)
         try:
-            cache.set_many({keys[group]: piece for group, piece in built.items() if group in keys}, timeout=timeout)
+            _store({keys[group]: piece for group, piece in built.items() if group in keys})
         except Exception:  # noqa: BLE001
             logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
     return {group: pieces[group] for group in groups if group in pieces}
+
+
+def every_owner_read(*, kind: str, fingerprints: Fingerprints | None, build: Callable[[], Any],
+                     vary: Sequence[str] = ()) -> Any:
+    """A piece that depends on every owner's rows (who the tools are, in which order), cached under all of
+    them: `fingerprints` must be read_fingerprints for every owner. Computed when there are none."""
+    if fingerprints is None:
+        return build()
+    every_owner = "every owner"
+    return per_group_read(
+        kind=kind, scopes=fingerprints.scopes, groups={every_owner: sorted(fingerprints.owners)},
+        build=lambda groups: {every_owner: build()}, vary=vary, fingerprints=fingerprints,
+    )[every_owner]
 
 
 def per_owner_read(
@@ -251,19 +381,21 @@ def cached_read(
         # A database migrated without core's write log: like a cache outage, this only costs speed.
         logger.warning("data fingerprint unavailable; computing %s", request.path, exc_info=True)
         return build(), int(time.time())
-    raw = "\0".join([*location, *scopes, fingerprint, *vary])
+    raw = "\0".join([code_version(), *location, *scopes, fingerprint, *vary])
     key = ENTRY_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
     try:
-        entry = cache.get(key)
+        found = _fetch([key])
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the read
         logger.warning("read cache unavailable; computing %s", request.path, exc_info=True)
         return build(), int(time.time())
-    if entry is not None:
-        return entry
-    entry = (build(), int(time.time()))
-    if keep(entry[0]):
+    if key in found:
+        result, built = found[key]
+        return result, int(built)
+    built = int(time.time())
+    result = build()
+    if keep(result):
         try:
-            cache.set(key, entry, timeout=timeout)
+            _store({key: result}, built=built)
         except Exception:  # noqa: BLE001
             logger.warning("read cache unavailable; not storing %s", request.path, exc_info=True)
-    return entry
+    return result, built

@@ -11,10 +11,10 @@ count the statements on it. The guarantees are those of the writes themselves:
 - a writer's own reads see its log rows at once (including a test's uncommitted rows), nobody else sees
   them before the commit, and a rollback (of a transaction or a savepoint) takes them back with the rows;
 - writers never wait for each other: each transaction only inserts rows keyed by its own id (on SQLite,
-  which lets one writer in at a time, one counter row per table and per tool is bumped instead).
+  which lets one writer in at a time, one row per table and per tool is bumped instead).
 
-Transaction ids only grow, so a state that was rolled back is never seen again: its cached entries can
-never be found. Installing the triggers (after every `migrate`) logs a write to every table and every tool,
+Transaction ids only grow (on SQLite each write sets a new random mark), so a state that was rolled back
+is never seen again: its cached entries can never be found. Installing the triggers (after every `migrate`) logs a write to every table and every tool,
 so no state from before a migration can be mistaken for one after it. On PostgreSQL the log grows by a row
 per write transaction; `write_log_compact` (every ten minutes from Celery beat) folds the rows of committed
 transactions into one per table and per tool, keeping the sums a fingerprint is made of.
@@ -50,19 +50,20 @@ OWNER_LOG = "atlas_owner_write"
 EVERY_TABLE = "*"
 
 
-def scoped_tables(scopes: frozenset[str]) -> list[str]:
+@functools.cache
+def scoped_tables(scopes: frozenset[str]) -> tuple[str, ...]:
     """The tables whose rows the reads of `scopes` may show, sorted."""
     unknown = scopes - SCOPE_MODELS.keys()
     if unknown:
         raise ValueError(f"Unknown cache scopes: {sorted(unknown)}")
     # Auto-created models are the many-to-many link tables (Tool.sources, ...): links change too.
-    return sorted(
+    return tuple(sorted(
         {
             model._meta.db_table
             for model in apps.get_models(include_auto_created=True)
             if any(SCOPE_MODELS[scope](model) for scope in scopes)
         }
-    )
+    ))
 
 
 @dataclass(frozen=True)
@@ -139,10 +140,34 @@ END $$
 
 _LOG_OWNERS = (
     "INSERT INTO {log} (scope, owner_id, txid, transactions, txid_sum, writes) "
-    "SELECT '{scope}', owner, {txid}, 1, {txid}, 1 FROM (SELECT DISTINCT owner FROM ({owners}) o) changed "
+    "SELECT '{scope}', owner, {txid}, 1, {mark}, 1 FROM (SELECT DISTINCT owner FROM ({owners}) o) changed "
     "WHERE owner IS NOT NULL "
-    "ON CONFLICT (scope, owner_id, txid) DO UPDATE SET writes = {log}.writes + 1"
+    "ON CONFLICT (scope, owner_id, txid) DO UPDATE SET writes = {log}.writes + 1{remark}"
 )
+
+
+@dataclass(frozen=True)
+class Marks:
+    """How a vendor's triggers mark a write: the transaction's key, the value its row adds to `txid_sum`, and
+    what a later write in the same row sets. SQLite has no transaction ids, so every write there sets a new
+    random `txid_sum`: a rolled-back write takes its value back with it, and the next write cannot bring
+    the rolled-back state's fingerprint back (as a counter alone would)."""
+
+    txid: str
+    mark: str
+    remark: str
+
+
+MARKS = {
+    "postgresql": Marks("txid_current()", "txid_current()", ""),
+    "sqlite": Marks("0", "random()", ", txid_sum = random()"),
+}
+
+
+def _log_owners_sql(item: OwnedTable, owners: str, vendor: str) -> str:
+    marks = MARKS[vendor]
+    return _LOG_OWNERS.format(log=OWNER_LOG, scope=item.scope, owners=owners, txid=marks.txid, mark=marks.mark,
+                              remark=marks.remark)
 
 
 def _install_postgresql(db) -> None:
@@ -171,8 +196,7 @@ def _install_postgresql(db) -> None:
             function = quote(f"atlas_log_owner_write_{table}")
 
             def log_owners(rows: str, item: OwnedTable = item) -> str:
-                return _LOG_OWNERS.format(log=OWNER_LOG, scope=item.scope, txid="txid_current()",
-                                          owners=_owners_of(item, rows, quote))
+                return _log_owners_sql(item, _owners_of(item, rows, quote), "postgresql")
 
             # PL/pgSQL plans a statement when it first runs it, so each branch names only the transition
             # tables that its trigger events define.
@@ -215,32 +239,35 @@ def _install_sqlite(db) -> None:
                         )
                     else:
                         owners = " UNION ".join(f"SELECT {row}.{quote(item.owner_column)} AS owner" for row in rows)
-                    log_owners = _LOG_OWNERS.format(log=OWNER_LOG, scope=item.scope, txid=0, owners=owners) + ";"
+                    log_owners = _log_owners_sql(item, owners, "sqlite") + ";"
+                name = quote(f"atlas_log_{table}_{event.lower()}")
+                # Dropped and created again so that a changed definition replaces the old one.
+                cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
                 cursor.execute(
-                    f"CREATE TRIGGER IF NOT EXISTS {quote(f'atlas_log_{table}_{event.lower()}')} "
+                    f"CREATE TRIGGER {name} "
                     f"AFTER {event} ON {quote(table)} BEGIN "
                     f"INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes) "
-                    f"VALUES ('{table}', 0, 1, 0, 1) "
-                    f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = writes + 1; {log_owners} END"
+                    f"VALUES ('{table}', 0, 1, random(), 1) "
+                    f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = writes + 1, txid_sum = random(); "
+                    f"{log_owners} END"
                 )
 
 
 def _log_every_write(db) -> None:
     """Log a write to every table and to every owner that has rows, as one more transaction."""
     quote = db.ops.quote_name
-    txid = "txid_current()" if db.vendor == "postgresql" else "0"
+    marks = MARKS[db.vendor]
     owned, _ = ownership(frozenset(SCOPE_MODELS))
     existing = set(db.introspection.table_names())
     with db.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes) "
-            f"VALUES ('{EVERY_TABLE}', {txid}, 1, {txid}, 1) "
-            f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = {TABLE_LOG}.writes + 1"
+            f"VALUES ('{EVERY_TABLE}', {marks.txid}, 1, {marks.mark}, 1) "
+            f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = {TABLE_LOG}.writes + 1{marks.remark}"
         )
         for item in owned:
             if item.table in existing and (not item.via_table or item.via_table in existing):
-                cursor.execute(_LOG_OWNERS.format(log=OWNER_LOG, scope=item.scope, txid=txid,
-                                                  owners=_owners_of(item, quote(item.table), quote)))
+                cursor.execute(_log_owners_sql(item, _owners_of(item, quote(item.table), quote), db.vendor))
 
 
 def write_log_install(*, using_connection=None) -> None:

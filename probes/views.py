@@ -11,7 +11,7 @@ from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from catalog.views import cached_page, render_piece, request_location
-from core.cache import EVERY_OWNER_FROM, Fingerprints, per_group_read, read_fingerprints
+from core.cache import Fingerprints, every_owner_read, per_group_read, read_fingerprints
 from probes import presenters
 from probes.client.config import api_key_env_error
 from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
@@ -129,11 +129,20 @@ def dashboard_section(
     return DashboardSection(mark_safe(section.html), section.shows_prices)
 
 
+def audience_members(
+    audience: str, fingerprints: Fingerprints | None
+) -> tuple[list[int], list[tuple[str, list[int]]]]:
+    """dashboards.audience_members, cached under every tool's rows: which tools and models a dashboard shows
+    changes only with them."""
+    return every_owner_read(kind=f"audience-members-{audience}", fingerprints=fingerprints,
+                            build=lambda: dashboards.audience_members(audience=audience))
+
+
 def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpResponse:
-    tool_ids, members = dashboards.audience_members(audience=audience)
-    # One query gives the fingerprints of the dashboard's tools and of every model section's.
-    wanted = sorted({*tool_ids, *(tool for _, tools in members for tool in tools)})
-    fingerprints = read_fingerprints(PAGE_SCOPES, None if len(wanted) > EVERY_OWNER_FROM else wanted)
+    # One query gives the fingerprints of every tool: of the dashboard's tools, of every model section's,
+    # and of the whole set, under which who those tools are is cached.
+    fingerprints = read_fingerprints(PAGE_SCOPES)
+    tool_ids, members = audience_members(audience, fingerprints)
     context = {
         "dashboard": dashboard_section(request, audience=audience, tool_ids=tool_ids, fingerprints=fingerprints),
         "comparisons": model_sections(providers=audience == PROVIDERS, members=members, fingerprints=fingerprints),

@@ -7,13 +7,13 @@ ARTIFACTS_DIR = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 @pytest.fixture
 def fresh_cache():
-    """The read cache, API throttle buckets and ETag dates live in Redis (this run's own db index): a test
-    that uses this starts and ends with it empty."""
-    from django.core.cache import cache
+    """The read cache, API throttle buckets and ETag dates live in Redis (this run's own db index), the read
+    cache also in this process's copies: a test that uses this starts and ends with them empty."""
+    from core.cache import read_cache_clear
 
-    cache.clear()
+    read_cache_clear()
     yield
-    cache.clear()
+    read_cache_clear()
 
 
 @pytest.fixture

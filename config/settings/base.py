@@ -81,7 +81,7 @@ REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "core.cache_backends.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env("DJANGO_CACHE_PREFIX", default="atlas"),
             # A cache that stops answering must slow pages down, not hang them.
@@ -94,6 +94,8 @@ else:
 # Seconds a cached page or API read may live; entries are keyed by the data they were built from,
 # so this is only a safety net for writes no fingerprint sees. 0 turns the read cache off.
 READ_CACHE_SECONDS = env.int("READ_CACHE_SECONDS", default=300)
+# Bytes of read-cache entries each process also keeps in its own memory (core.cache.LocalCopies); 0: none.
+READ_CACHE_LOCAL_BYTES = env.int("READ_CACHE_LOCAL_BYTES", default=32 * 1024 * 1024)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

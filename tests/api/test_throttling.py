@@ -54,7 +54,7 @@ def test_authenticated_users_have_their_own_larger_bucket(user_client, api_clien
 def test_the_limit_is_kept_in_redis_not_per_process(api_client, small_limits, settings):
     from django.core.cache import cache
 
-    assert settings.CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    assert settings.CACHES["default"]["BACKEND"] == "core.cache_backends.RedisCache"
     for _ in range(3):
         api_client.get("/api/v1/tools/")
     assert len(cache.get("throttle_anon_127.0.0.1")) == 3

@@ -72,6 +72,8 @@ out["after_rollback"] = "Rolled back." in after[1], after[1] == before
 api = client.get("/api/v1/tools/vllm/")
 Tool.objects.filter(slug="vllm").update(verdict="Seen by the API.")
 out["api_after_update"] = client.get("/api/v1/tools/vllm/").json()["verdict"]
+# The page cached inside the rolled-back transaction stays unreachable after a different write.
+out["page_after_rollback_and_update"] = "Seen by the API." in page()[1] and "Rolled back." not in page()[1]
 
 # The per-tool pieces: an edit moves the edited tool's counter only, and shows on the catalog page.
 from catalog.models import Caveat
@@ -129,6 +131,7 @@ def test_the_read_cache_works_on_sqlite_and_every_write_shows(sqlite_project):
     assert result["inside_transaction"] is True
     assert result["after_rollback"] == [False, True]
     assert result["api_after_update"] == "Seen by the API."
+    assert result["page_after_rollback_and_update"] is True
     assert result["owner_prints"] == [True, True]
     assert result["catalog_after_update"] is True
     assert result["probe_target_moves_its_tool"] is True

@@ -18,6 +18,7 @@ from tests.factories import (
     ModelOfferingFactory,
     PriceItemFactory,
     SourceFactory,
+    ToolFactory,
     build_catalog,
 )
 
@@ -298,8 +299,10 @@ def test_a_page_cache_miss_costs_the_same_queries_whatever_the_catalog_size(clie
         with CaptureQueriesContext(connection) as queries:
             client.get(f"{path}{'&' if '?' in path else '?'}cold=1")
         counts[path] = len(queries)
-    assert counts == {"/": 3, f"/compare/?tools={COMPARED}": 3, "/tools/engine-001/": 3, "/api/v1/tools/": 3,
-                      "/providers/": 3, "/models/": 3, "/models/gpt-oss-120b/": 3}
+    # The page's fingerprint and its tools' fingerprints; a tool page also reads its tool's id, the models
+    # pages which tools offer each model.
+    assert counts == {"/": 2, f"/compare/?tools={COMPARED}": 2, "/tools/engine-001/": 3, "/api/v1/tools/": 2,
+                      "/providers/": 2, "/models/": 3, "/models/gpt-oss-120b/": 3}
 
 
 def _rendered(client, path: str, template: str) -> tuple[bool, bytes]:
@@ -388,3 +391,38 @@ def test_a_model_page_and_its_index_row_are_rendered_again_after_an_edit_to_a_to
         assert not _rendered(client, f"{page}?cold=1", MODEL_PAGE)[0]
     assert b"A new publisher" in client.get("/models/").content
     assert client.get("/models/no-such-model/").status_code == 404
+
+
+def _api_slugs(client) -> list[str]:
+    return [row["slug"] for row in client.get("/api/v1/tools/").json()["results"]]
+
+
+def _page_slugs(client) -> list[str]:
+    html = client.get("/").content.decode()
+    slugs = [slug for slug in [*_api_slugs(client), "newcomer"] if f'href="/tools/{slug}/"' in html]
+    return sorted(slugs, key=lambda slug: html.index(f'href="/tools/{slug}/"'))
+
+
+def test_who_the_tools_are_and_their_order_follow_every_edit(client, catalog):
+    """The pieces cached under every tool's rows (the list's order, the compare picker and slug map, who a
+    dashboard shows) move with a rating edit, a new tool, a changed kind and a deleted tool."""
+    assert _api_slugs(client) == _page_slugs(client) and _api_slugs(client)[0] == "engine-003"
+    assert "Engine 000" in client.get("/engines/").content.decode()
+
+    Tool.objects.filter(slug="engine-000").update(rating="4.9")
+    assert _api_slugs(client)[0] == _page_slugs(client)[0] == "engine-000"
+
+    ToolFactory(slug="newcomer", name="Newcomer", rating="5.0")
+    assert _api_slugs(client)[0] == _page_slugs(client)[0] == "newcomer"
+    compared = client.get("/compare/?tools=newcomer,engine-001")
+    assert compared.status_code == 200 and 'value="newcomer" checked' in compared.content.decode()
+
+    Tool.objects.filter(slug="engine-000").update(kind=Tool.Kind.PROVIDER)
+    assert "Engine 000" not in client.get("/engines/").content.decode()
+    assert "Engine 000" in client.get("/providers/").content.decode()
+
+    ProbeTarget.objects.filter(tool__slug="engine-002").delete()
+    Tool.objects.filter(slug="engine-002").delete()
+    assert "engine-002" not in _api_slugs(client) and "engine-002" not in _page_slugs(client)
+    refused = client.get("/compare/?tools=engine-002,engine-001")
+    assert refused.status_code == 400 and "No tool with the slug: engine-002" in refused.content.decode()
