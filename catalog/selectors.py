@@ -229,6 +229,11 @@ def tool_list_order_cached(*, filters: Mapping[str, Any], fingerprints: Fingerpr
                             build=lambda: tool_list_order(filters=filters))
 
 
+def tool_rating_sources(*, ids: Sequence[int]) -> list[Source]:
+    """The sources of the ratings of the tools of `ids` (one query), each once, in no particular order."""
+    return list(Source.objects.filter(pk__in=Tool.objects.filter(pk__in=list(ids)).values("rating_source")))
+
+
 def tool_rows(*, ids: Sequence[int]) -> list[Tool]:
     """The tools of `ids` as tool_list shows them (its annotations and prefetches), in no particular order."""
     return list(_as_list_rows(Tool.objects.filter(pk__in=list(ids))))

@@ -30,6 +30,7 @@ from catalog.selectors import (
     tool_get,
     tool_ids,
     tool_list_order_cached,
+    tool_rating_sources,
     tool_rows,
     tool_slug_ids,
 )
@@ -118,23 +119,31 @@ def render_piece(template: str, context: dict) -> SafeString:
 
 
 
-def catalog_rows(ids: list[int], fingerprints: Fingerprints | None) -> dict[int, tuple[SafeString, Source | None]]:
-    """The catalog table's row of each tool of `ids`, rendered, with the source of its rating; each cached
-    under that tool's own rows."""
+def catalog_rows(ids: list[int], fingerprints: Fingerprints | None) -> dict[int, SafeString]:
+    """The catalog table's row of each tool of `ids`, rendered; each cached under that tool's own rows."""
 
-    def build(missing: list[int]) -> dict[int, tuple[str, Source | None]]:
-        return {
-            tool.pk: (render_piece("catalog/_tool_row.html", {"tool": tool}), tool.rating_source)
-            for tool in tool_rows(ids=missing)
-        }
+    def build(missing: list[int]) -> dict[int, str]:
+        return {tool.pk: render_piece("catalog/_tool_row.html", {"tool": tool}) for tool in tool_rows(ids=missing)}
 
-    rows = per_owner_read(kind="catalog-row", scopes=CATALOG_SCOPES, owners=ids, build=build,
+    return per_owner_read(kind="catalog-row", scopes=CATALOG_SCOPES, owners=ids, build=build,
                           fingerprints=fingerprints)
-    return {tool_id: (mark_safe(row), source) for tool_id, (row, source) in rows.items()}
+
+
+def catalog_sources(order: list[int], asked: Sequence[str], fingerprints: Fingerprints | None) -> SafeString:
+    """The rendered list of the sources of the ratings shown, for the filters `asked`: it depends on which
+    tools are shown, so it is cached like their order, under every tool's rows."""
+
+    def build() -> str:
+        # As {% include %} would render it, final newline included.
+        return render_to_string("includes/_source_list.html",
+                                {"sources": _unique_sources(tool_rating_sources(ids=order))})
+
+    return mark_safe(every_owner_read(kind="catalog-sources", fingerprints=fingerprints, vary=asked, build=build))
 
 
 @dataclass(frozen=True)
 class CatalogFilters:
+    asked: list[str]
     filters: dict
     ignored: list
     is_filtered: bool
@@ -145,14 +154,14 @@ def catalog_filters(request: HttpRequest, fingerprints: Fingerprints | None) -> 
     """The filters asked for, validated, and the rendered controls: they depend on the values of the form's
     fields in the query and on shared rows (the hardware, licences and features offered), so they are cached
     per set of values under the shared rows' fingerprint."""
-    values = [repr((name, request.GET.getlist(name))) for name in CatalogFilterForm.base_fields]
+    asked = [repr((name, request.GET.getlist(name))) for name in CatalogFilterForm.base_fields]
 
     def build() -> CatalogFilters:
         form = CatalogFilterForm(request.GET)
-        return CatalogFilters(form.filters(), form.ignored(), form.is_filtered(),
+        return CatalogFilters(asked, form.filters(), form.ignored(), form.is_filtered(),
                               render_piece("catalog/_filter_controls.html", {"form": form}))
 
-    return shared_read(kind="catalog-filters", fingerprints=fingerprints, key=values, build=build)
+    return shared_read(kind="catalog-filters", fingerprints=fingerprints, key=asked, build=build)
 
 
 CATALOG_SCOPES = ("catalog",)
@@ -173,10 +182,12 @@ def catalog_index(request: HttpRequest) -> HttpResponse:
         "catalog/index.html",
         {
             "filter_controls": mark_safe(chosen.controls),
-            "rows": [row for row, _ in shown],
+            # Joined here: a template loop over hundreds of rows costs more than the rest of the page.
+            "rows_html": mark_safe("".join(f"\n        {row}\n        " for row in shown)),
+            "row_count": len(shown),
             "ignored": chosen.ignored,
             "is_filtered": chosen.is_filtered,
-            "page_sources": _unique_sources(source for _, source in shown),
+            "page_sources_html": catalog_sources(order, chosen.asked, fingerprints),
         },
     )
 
@@ -233,21 +244,17 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
 ONLY_DIFFERENCES = "differences"
 
 
-@dataclass(frozen=True)
-class PickerItem:
-    """One tool's checkbox in the compare page's picker, around the " checked" that depends on the request."""
-
-    slug: str
-    opening: str
-    closing: str
+# One tool's checkbox in the compare page's picker: (slug, the HTML before and after the " checked" that
+# depends on the request). Plain tuples of strings, so a process shares its copy between requests.
+PickerItem = tuple[str, str, str]
 
 
-def compare_picker(fingerprints: Fingerprints | None) -> list[PickerItem]:
+def compare_picker(fingerprints: Fingerprints | None) -> tuple[PickerItem, ...]:
     """Every tool's checkbox, best rated first: one piece for the whole catalog, cached under every tool's rows."""
 
-    def build() -> list[PickerItem]:
-        return [
-            PickerItem(
+    def build() -> tuple[PickerItem, ...]:
+        return tuple(
+            (
                 tool.slug,
                 format_html('<label class="picker-item"><input type="checkbox" name="tools" value="{}"', tool.slug),
                 format_html("> {}{}</label>", tool.name, format_html(' <span class="muted">{}</span>',
@@ -255,17 +262,17 @@ def compare_picker(fingerprints: Fingerprints | None) -> list[PickerItem]:
                             if tool.rating is not None else ""),
             )
             for tool in Tool.objects.ranked().only("slug", "name", "rating")
-        ]
+        )
 
     return every_owner_read(kind="compare-picker", fingerprints=fingerprints, build=build)
 
 
-def picker_html(items: list[PickerItem], chosen: set[str]) -> SafeString:
+def picker_html(items: tuple[PickerItem, ...], chosen: set[str]) -> SafeString:
     """The picker's checkboxes, those of `chosen` ticked, each on its own line at the indentation of the page's
     picker grid (a template loop over a catalog of hundreds of tools costs more than the rest of the page)."""
     indent = "\n        "
     return mark_safe("".join(
-        f"{indent}{item.opening}{' checked' if item.slug in chosen else ''}{item.closing}{indent}" for item in items
+        f"{indent}{opening}{' checked' if slug in chosen else ''}{closing}{indent}" for slug, opening, closing in items
     ))
 
 

@@ -46,6 +46,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.http import HttpRequest
+from django.utils.safestring import SafeString
 
 from core.write_log import EVERY_TABLE, OWNER_LOG, TABLE_LOG, ownership, scoped_tables
 
@@ -76,42 +77,56 @@ def code_version() -> str:
     return digest.hexdigest()
 
 
+def _immutable(entry: Any) -> bool:
+    """Whether no reader can change `entry`: strings (rendered HTML included), bytes and numbers, and tuples
+    of them."""
+    if type(entry) is tuple:
+        return all(_immutable(item) for item in entry)
+    return type(entry) in (str, SafeString, bytes, int, float, bool, type(None))
+
+
 class LocalCopies:
     """This process's copies of the read cache's entries, in front of Django's cache (Redis when configured),
     so that an entry this process has seen costs no round trip.
 
     An entry's key is made of the data it was built from (the fingerprints), so a copy can never be stale;
-    a copy is dropped for space (least recently used first, within `READ_CACHE_LOCAL_BYTES`) or once its
-    entry is as old as an entry may be (`READ_CACHE_SECONDS` after it was built, wherever it was built).
-    Copies are kept pickled, as the cache keeps them: every read gets its own objects to use as it likes.
+    a copy is dropped for space (least recently used first, within `READ_CACHE_LOCAL_BYTES`, counting the
+    pickled size) or once its entry is as old as an entry may be (`READ_CACHE_SECONDS` after it was built,
+    wherever it was built). An entry no reader can change (a rendered page or row: strings, bytes, tuples
+    of them) is kept as it is; any other is kept pickled, so every read gets objects of its own.
     """
 
     def __init__(self) -> None:
-        self._copies: OrderedDict[str, tuple[bytes, float]] = OrderedDict()
+        # key: (the entry or its pickle, whether it is pickled, when it was built, its pickled size)
+        self._copies: OrderedDict[str, tuple[Any, bool, float, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get_many(self, keys: Iterable[str], *, built_after: float) -> dict[str, bytes]:
+    def get_many(self, keys: Iterable[str], *, built_after: float) -> dict[str, tuple[Any, float]]:
+        """{key: (entry, when it was built)} of the copies of `keys` built after `built_after`."""
         found = {}
         with self._lock:
             for key in keys:
                 copy = self._copies.get(key)
                 if copy is None:
                     continue
-                if copy[1] <= built_after:
+                if copy[2] <= built_after:
                     self._drop(key)
                     continue
                 self._copies.move_to_end(key)
-                found[key] = copy[0]
-        return found
+                found[key] = copy
+        return {key: (pickle.loads(kept)[1] if pickled else kept, built)
+                for key, (kept, pickled, built, _) in found.items()}
 
-    def put(self, key: str, blob: bytes, built: float) -> None:
+    def put(self, key: str, blob: bytes, entry: Any, built: float) -> None:
+        """Keep `entry`, built at `built`, whose pickle (of (built, entry)) is `blob`."""
         budget = settings.READ_CACHE_LOCAL_BYTES
         if len(blob) > budget:
             return
+        copy = (entry, False, built, len(blob)) if _immutable(entry) else (blob, True, built, len(blob))
         with self._lock:
             self._drop(key)
-            self._copies[key] = (blob, built)
+            self._copies[key] = copy
             self._bytes += len(blob)
             while self._bytes > budget:
                 self._drop(next(iter(self._copies)))
@@ -119,7 +134,7 @@ class LocalCopies:
     def _drop(self, key: str) -> None:
         copy = self._copies.pop(key, None)
         if copy is not None:
-            self._bytes -= len(copy[0])
+            self._bytes -= copy[3]
 
     def clear(self) -> None:
         with self._lock:
@@ -140,10 +155,7 @@ def _fetch(keys: Sequence[str]) -> dict[str, tuple[Any, float]]:
     """{key: (entry, when it was built)} for the keys of `keys` cached and younger than READ_CACHE_SECONDS,
     from this process's copies or else from the cache (one round trip). A cache failure raises."""
     built_after = time.time() - read_cache_seconds()
-    found = {}
-    for key, blob in local_copies.get_many(keys, built_after=built_after).items():
-        built, entry = pickle.loads(blob)
-        found[key] = (entry, built)
+    found = local_copies.get_many(keys, built_after=built_after)
     wanted = [key for key in keys if key not in found]
     if wanted:
         # Django's cache costs a client object per call; one key is asked with the cheaper single get.
@@ -153,7 +165,7 @@ def _fetch(keys: Sequence[str]) -> dict[str, tuple[Any, float]]:
                 continue
             built, entry = pickle.loads(blob)
             if built > built_after:
-                local_copies.put(key, blob, built)
+                local_copies.put(key, blob, entry, built)
                 found[key] = (entry, built)
     return found
 
@@ -164,7 +176,7 @@ def _store(entries: Mapping[str, Any], *, built: float | None = None) -> None:
     built = time.time() if built is None else built
     blobs = {key: pickle.dumps((built, entry), pickle.HIGHEST_PROTOCOL) for key, entry in entries.items()}
     for key, blob in blobs.items():
-        local_copies.put(key, blob, built)
+        local_copies.put(key, blob, entries[key], built)
     if len(blobs) == 1:
         cache.set(*next(iter(blobs.items())), timeout=read_cache_seconds())
     else:
@@ -278,7 +290,7 @@ def per_group_read(
     piece shows nothing of owners outside its group and nothing that depends on other groups.
     `fingerprints` (from read_fingerprints for the same scopes, covering these owners) saves the query.
     """
-    groups = {group: sorted(set(owners)) for group, owners in groups.items()}
+    groups = {group: owners if len(owners) == 1 else sorted(set(owners)) for group, owners in groups.items()}
     if not groups:
         return {}
     if fingerprints is None:
@@ -289,11 +301,16 @@ def per_group_read(
     if fingerprints is None:
         return dict(build(list(groups)))
     keys = {}
+    # A page may ask for hundreds of pieces: what their keys share is joined once.
+    head = "\0".join([code_version(), kind])
+    tail = "\0".join([fingerprints.shared, *fingerprints.scopes, *vary])
+    prints = fingerprints.owners
     for group, owners in groups.items():
-        # A piece of an owner that has no row any more is computed, never stored.
-        if all(owner in fingerprints.owners for owner in owners):
-            figures = [f"{owner}={fingerprints.owners[owner]}" for owner in owners]
-            keys[group] = _piece_key(kind, [repr(group), *figures], fingerprints, vary)
+        # A piece of an owner that has never had a row (none yet) is computed, never stored.
+        if all(owner in prints for owner in owners):
+            figures = "\0".join(f"{owner}={prints[owner]}" for owner in owners)
+            raw = f"{head}\0{group!r}\0{figures}\0{tail}"
+            keys[group] = OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
     try:
         found = _fetch(list(keys.values()))
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces

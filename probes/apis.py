@@ -18,6 +18,7 @@ from rest_framework.reverse import reverse
 
 from catalog.models import Tool
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
+from core.cache import every_owner_read, per_owner_read, read_fingerprints
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
@@ -497,8 +498,26 @@ class SummaryListApi(ListApi):
         for name in ("target", "tool"):
             if filters.get(name):
                 filters[name] = filters[name].slug
-        summaries = selectors.measurement_summary_list(filters=filters)
-        return list_response(rows=MeasurementSummaryOutputSerializer(summaries, many=True).data)
+        # Which summaries, in which order, depends on every target and is cached under every tool's rows;
+        # a tool's rows depend on its targets alone and are cached under that tool's rows.
+        fingerprints = read_fingerprints(self.cache_scopes)
+        order = every_owner_read(kind="summary-list-order", fingerprints=fingerprints,
+                                 vary=[repr(sorted(filters.items()))],
+                                 build=lambda: selectors.measurement_summary_order(filters=filters))
+
+        def build(missing: list[int]) -> dict[int, dict[int, dict[str, Any]]]:
+            summaries = list(selectors.measurement_summary_list(filters={"tool_ids": missing}))
+            rows: dict[int, dict[int, dict[str, Any]]] = {tool_id: {} for tool_id in missing}
+            serialized = MeasurementSummaryOutputSerializer(summaries, many=True).data
+            for summary, row in zip(summaries, serialized, strict=True):
+                rows[summary.target.tool_id][summary.pk] = row
+            return rows
+
+        cached = per_owner_read(kind="summary-api-rows", scopes=self.cache_scopes,
+                                owners=sorted({tool_id for _, tool_id in order}), build=build,
+                                fingerprints=fingerprints)
+        return list_response(rows=[cached[tool_id][summary_id] for summary_id, tool_id in order
+                                   if summary_id in cached.get(tool_id, {})])
 
 
 class CompatCellSerializer(serializers.Serializer):

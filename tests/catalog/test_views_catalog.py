@@ -104,9 +104,9 @@ def test_filter_form_keeps_the_chosen_values(client, catalog):
 def test_index_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
     # page fingerprint, per-tool fingerprints, 3 filter choice lists (hardware, licences, features), the
-    # list's order, the rows with headline prices, hardware prefetch (the page is not wrapped in
-    # ATOMIC_REQUESTS' transaction)
-    with django_assert_num_queries(8):
+    # list's order, the rows with headline prices, hardware prefetch, the ratings' sources (the page is not
+    # wrapped in ATOMIC_REQUESTS' transaction)
+    with django_assert_num_queries(9):
         response = client.get(reverse("catalog:index"), {"sort": "price", "open_source": "yes"})
     assert len(row_slugs(response)) == count
     assert response.content.decode().count('name="tools"') == count

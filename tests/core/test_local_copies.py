@@ -53,19 +53,31 @@ def test_no_copy_outlives_the_entry_it_copies(monkeypatch, settings):
 
 
 def test_the_copies_keep_within_their_budget_least_recently_used_out(settings):
-    blob = pickle.dumps((0.0, "x" * 1000))
+    entry = "x" * 1000
+    blob = pickle.dumps((10.0, entry))
     settings.READ_CACHE_LOCAL_BYTES = 3 * len(blob)
     copies = LocalCopies()
     for key in "abc":
-        copies.put(key, blob, built=10.0)
-    assert copies.get_many(["a"], built_after=0.0) == {"a": blob}  # "a" is now the most recently used
-    copies.put("d", blob, built=10.0)
+        copies.put(key, blob, entry, built=10.0)
+    assert copies.get_many(["a"], built_after=0.0) == {"a": (entry, 10.0)}  # "a" is now the most recently used
+    copies.put("d", blob, entry, built=10.0)
     assert set(copies.get_many("abcd", built_after=0.0)) == {"a", "c", "d"}
-    copies.put("huge", blob * 4, built=10.0)  # larger than the whole budget: not kept
+    copies.put("huge", blob * 4, entry * 4, built=10.0)  # larger than the whole budget: not kept
     assert copies.get_many(["huge"], built_after=0.0) == {}
     settings.READ_CACHE_LOCAL_BYTES = 0
-    copies.put("e", blob, built=10.0)
+    copies.put("e", blob, entry, built=10.0)
     assert copies.get_many(["e"], built_after=0.0) == {}
+
+
+def test_only_entries_no_reader_can_change_are_shared_between_reads():
+    copies = LocalCopies()
+    page = (200, b"<html>")
+    mutable = {"rows": [1]}
+    copies.put("page", pickle.dumps((10.0, page)), page, built=10.0)
+    copies.put("rows", pickle.dumps((10.0, mutable)), mutable, built=10.0)
+    assert copies.get_many(["page"], built_after=0.0)["page"][0] is page
+    first, second = (copies.get_many(["rows"], built_after=0.0)["rows"][0] for _ in range(2))
+    assert first == second == mutable and first is not second and first is not mutable
 
 
 def test_entries_are_keyed_by_the_code_that_built_them(monkeypatch):

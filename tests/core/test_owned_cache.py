@@ -7,11 +7,12 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.db.models.functions import Now
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from catalog.models import Caveat, HardwareSupport, LanguageModel, PriceItem, Source, Tool
-from core.cache import owner_fingerprints
+from core.cache import owner_fingerprints, read_cache_clear
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from tests.factories import (
     LanguageModelFactory,
@@ -426,3 +427,23 @@ def test_who_the_tools_are_and_their_order_follow_every_edit(client, catalog):
     assert "engine-002" not in _api_slugs(client) and "engine-002" not in _page_slugs(client)
     refused = client.get("/compare/?tools=engine-002,engine-001")
     assert refused.status_code == 400 and "No tool with the slug: engine-002" in refused.content.decode()
+
+
+def test_the_summaries_list_is_assembled_from_each_tools_rows(client, catalog):
+    """After an edit to one tool's summaries, the list re-serializes that tool's alone, keeps the order of
+    every target, and equals what an uncached read gives, filters included."""
+    paths = ["/api/v1/probes/summaries/", "/api/v1/probes/summaries/?tool=engine-001",
+             "/api/v1/probes/summaries/?format=csv"]
+    first = {path: client.get(path).content for path in paths}
+    MeasurementSummary.objects.filter(target__tool__slug="engine-001").update(samples=77)
+    with CaptureQueriesContext(connection) as queries:
+        listed = client.get(paths[0]).json()["results"]
+    reads = [query["sql"] for query in queries if 'FROM "probes_measurementsummary"' in query["sql"]]
+    assert len(reads) == 2 and f"IN ({catalog['engine-001'].pk})" in reads[-1], reads  # the order, one tool's rows
+    assert [row["samples"] for row in listed if row["target"] == "target-001"] == [77]
+    assert [row["target"] for row in listed] == sorted(row["target"] for row in listed)
+    again = {path: client.get(path).content for path in paths}
+    assert again != first and b"77" in again[paths[1]]
+    read_cache_clear()
+    with override_settings(READ_CACHE_SECONDS=0):
+        assert {path: client.get(path).content for path in paths} == again
