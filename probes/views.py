@@ -138,6 +138,12 @@ def audience_members(
                             build=lambda: dashboards.audience_members(audience=audience))
 
 
+def every_model_members(fingerprints: Fingerprints | None) -> list[tuple[str, list[int]]]:
+    """probes.selectors.models.model_members of every model, cached under every tool's rows: which tools
+    offer a model changes only with them."""
+    return every_owner_read(kind="model-members", fingerprints=fingerprints, build=model_members)
+
+
 def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpResponse:
     # One query gives the fingerprints of every tool: of the dashboard's tools, of every model section's,
     # and of the whole set, under which who those tools are is cached.
@@ -168,13 +174,15 @@ def engines_dashboard(request: HttpRequest) -> HttpResponse:
 def model_index(request: HttpRequest) -> HttpResponse:
     # Each model's row shows the tools offering it alone, so it is cached under their rows: an edit to one
     # tool renders the rows of the models it offers again.
-    members = model_members()
+    fingerprints = read_fingerprints(PAGE_SCOPES)
+    members = every_model_members(fingerprints)
 
     def build(slugs: list[str]) -> dict[str, str]:
         return {row.model.slug: render_piece("probes/_model_list_row.html", {"row": row})
                 for row in model_list(slugs=slugs)}
 
-    rows = per_group_read(kind="model-list-row", scopes=PAGE_SCOPES, groups=dict(members), build=build)
+    rows = per_group_read(kind="model-list-row", scopes=PAGE_SCOPES, groups=dict(members), build=build,
+                          fingerprints=fingerprints)
     return render(request, "probes/model_list.html",
                   {"rows": [mark_safe(rows[slug]) for slug, _ in members if slug in rows]})
 
@@ -192,12 +200,14 @@ def _model_page(request: HttpRequest, slug: str) -> HttpResponse:
 def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
     # A model's page shows the rows of the tools offering it and shared ones (the model, sources, hardware)
     # only, so after an edit to another tool it comes from the cache instead of being rendered again.
-    members = dict(model_members(slugs=[slug]))
+    fingerprints = read_fingerprints(PAGE_SCOPES)
+    members = dict(every_model_members(fingerprints))
     if slug not in members:
         raise Http404(f"No model with the slug {slug!r}.")
     pages = per_group_read(
         kind="model-page", scopes=PAGE_SCOPES, groups={slug: members[slug]},
         build=lambda missing: {slug: _model_page(request, slug).content}, vary=request_location(request),
+        fingerprints=fingerprints,
     )
     return HttpResponse(pages[slug])
 
