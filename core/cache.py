@@ -206,18 +206,16 @@ def owner_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = Non
     owner_filter = "" if owners is None else f" AND owner_id IN ({_in(owners or [0])})"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT owner_id, scope, SUM(transactions), SUM(txid_sum), SUM(writes) FROM {OWNER_LOG} "
-            f"WHERE scope IN ({_in(scope_list)}){owner_filter} GROUP BY owner_id, scope "
+            # An owner's sums over all the scopes asked for move with any write to any of them: one row each.
+            f"SELECT owner_id, '', SUM(transactions), SUM(txid_sum), SUM(writes) FROM {OWNER_LOG} "
+            f"WHERE scope IN ({_in(scope_list)}){owner_filter} GROUP BY owner_id "
             f"UNION ALL {_table_sums([*shared_tables, EVERY_TABLE])} ORDER BY 1, 2",
             [*scope_list, *([] if owners is None else owners or [0]), *shared_tables, EVERY_TABLE],
         )
         rows = cursor.fetchall()
     shared = [row[1:] for row in rows if row[0] < 0]
-    per_owner: dict[int, list[Any]] = {}
-    for owner, *figures in rows:
-        if owner >= 0:
-            per_owner.setdefault(owner, []).extend(figures)
-    fingerprints = {owner: ":".join(map(str, figures)) for owner, figures in per_owner.items()}
+    fingerprints = {owner: f"{transactions}:{txid_sum}:{writes}"
+                    for owner, _, transactions, txid_sum, writes in rows if owner >= 0}
     return hashlib.blake2b(repr(shared).encode(), digest_size=16).hexdigest(), fingerprints
 
 

@@ -158,9 +158,13 @@ class Marks:
     remark: str
 
 
+# 40 random bits: a fingerprint sums an owner's rows over several scopes, and SQLite's SUM() of 64-bit
+# values would overflow.
+SQLITE_MARK = "(random() & 1099511627775)"
+
 MARKS = {
     "postgresql": Marks("txid_current()", "txid_current()", ""),
-    "sqlite": Marks("0", "random()", ", txid_sum = random()"),
+    "sqlite": Marks("0", SQLITE_MARK, f", txid_sum = {SQLITE_MARK}"),
 }
 
 
@@ -247,8 +251,8 @@ def _install_sqlite(db) -> None:
                     f"CREATE TRIGGER {name} "
                     f"AFTER {event} ON {quote(table)} BEGIN "
                     f"INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes) "
-                    f"VALUES ('{table}', 0, 1, random(), 1) "
-                    f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = writes + 1, txid_sum = random(); "
+                    f"VALUES ('{table}', 0, 1, {SQLITE_MARK}, 1) "
+                    f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = writes + 1, txid_sum = {SQLITE_MARK}; "
                     f"{log_owners} END"
                 )
 
