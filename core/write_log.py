@@ -174,11 +174,17 @@ def _log_owners_sql(item: OwnedTable, owners: str, vendor: str) -> str:
                               remark=marks.remark)
 
 
-def _install_postgresql(db) -> None:
-    quote = db.ops.quote_name
+def _present_tables(db) -> list[tuple[str, OwnedTable | None]]:
+    """The scoped tables this database has, each with its ownership (None for a shared table)."""
     owned, _ = ownership(frozenset(SCOPE_MODELS))
     owned_by_table = {item.table: item for item in owned}
     existing = set(db.introspection.table_names())
+    return [(table, owned_by_table.get(table)) for table in scoped_tables(frozenset(SCOPE_MODELS))
+            if table in existing]
+
+
+def _install_postgresql(db) -> None:
+    quote = db.ops.quote_name
     with db.cursor() as cursor:
         cursor.execute("SELECT tgrelid::regclass::text, tgname FROM pg_trigger WHERE tgname LIKE %s", ["atlas_log_%"])
         installed = set(cursor.fetchall())
@@ -189,12 +195,9 @@ def _install_postgresql(db) -> None:
                 cursor.execute(f"CREATE TRIGGER {name} {definition.format(table=quote(table))}")
 
         cursor.execute(_POSTGRESQL_TABLE_FUNCTION)
-        for table in scoped_tables(frozenset(SCOPE_MODELS)):
-            if table not in existing:
-                continue
+        for table, item in _present_tables(db):
             create_trigger(table, "atlas_log_table_write", "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
                            "FOR EACH STATEMENT EXECUTE FUNCTION atlas_log_table_write()")
-            item = owned_by_table.get(table)
             if item is None:
                 continue
             function = quote(f"atlas_log_owner_write_{table}")
@@ -223,14 +226,8 @@ def _install_postgresql(db) -> None:
 
 def _install_sqlite(db) -> None:
     quote = db.ops.quote_name
-    owned, _ = ownership(frozenset(SCOPE_MODELS))
-    owned_by_table = {item.table: item for item in owned}
-    existing = set(db.introspection.table_names())
     with db.cursor() as cursor:
-        for table in scoped_tables(frozenset(SCOPE_MODELS)):
-            if table not in existing:
-                continue
-            item = owned_by_table.get(table)
+        for table, item in _present_tables(db):
             for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
                 # SQLite runs triggers once per row and has no transition tables: the owners are read
                 # from NEW and OLD, through the via table when there is one.
@@ -261,17 +258,17 @@ def _log_every_write(db) -> None:
     """Log a write to every table and to every owner that has rows, as one more transaction."""
     quote = db.ops.quote_name
     marks = MARKS[db.vendor]
-    owned, _ = ownership(frozenset(SCOPE_MODELS))
-    existing = set(db.introspection.table_names())
+    present = _present_tables(db)
+    tables = {table for table, _ in present}
     with db.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes) "
             f"VALUES ('{EVERY_TABLE}', {marks.txid}, 1, {marks.mark}, 1) "
             f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = {TABLE_LOG}.writes + 1{marks.remark}"
         )
-        for item in owned:
-            if item.table in existing and (not item.via_table or item.via_table in existing):
-                cursor.execute(_log_owners_sql(item, _owners_of(item, quote(item.table), quote), db.vendor))
+        for table, item in present:
+            if item is not None and (not item.via_table or item.via_table in tables):
+                cursor.execute(_log_owners_sql(item, _owners_of(item, quote(table), quote), db.vendor))
 
 
 def write_log_install(*, using_connection=None) -> None:
