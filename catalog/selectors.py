@@ -37,7 +37,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
-from core.cache import Fingerprints, every_owner_read
+from core.cache import Fingerprints, every_owner_read, filters_key
 from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
@@ -224,8 +224,7 @@ def tool_list_order(*, filters: Mapping[str, Any] | None = None) -> list[int]:
 def tool_list_order_cached(*, filters: Mapping[str, Any], fingerprints: Fingerprints | None) -> list[int]:
     """tool_list_order, cached per set of filters under every tool's rows and the shared ones
     (`fingerprints`: core.cache.read_fingerprints of the catalog for every tool)."""
-    asked = repr(sorted((name, value.pk if isinstance(value, Model) else value) for name, value in filters.items()))
-    return every_owner_read(kind="tool-list-order", fingerprints=fingerprints, vary=[asked],
+    return every_owner_read(kind="tool-list-order", fingerprints=fingerprints, vary=[filters_key(filters)],
                             build=lambda: tool_list_order(filters=filters))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -111,6 +111,12 @@ def _unique_sources(sources) -> list[Source]:
     return sorted(seen.values(), key=lambda source: source.title.lower())
 
 
+def source_list_html(sources: Iterable[Source | None]) -> str:
+    """The page's list of `sources` (each once, by title), rendered as {% include %} would, final newline
+    included: for a page whose sources come from a cached piece."""
+    return render_to_string("includes/_source_list.html", {"sources": _unique_sources(sources)})
+
+
 def render_piece(template: str, context: dict) -> SafeString:
     """A piece of a page rendered on its own, to be cached and put in place by the page's template. A
     piece's template file ends with a newline, as every file does; the piece does not."""
@@ -129,21 +135,16 @@ def catalog_rows(ids: list[int], fingerprints: Fingerprints | None) -> dict[int,
                           fingerprints=fingerprints)
 
 
-def catalog_sources(order: list[int], asked: Sequence[str], fingerprints: Fingerprints | None) -> SafeString:
-    """The rendered list of the sources of the ratings shown, for the filters `asked`: it depends on which
-    tools are shown, so it is cached like their order, under every tool's rows."""
-
-    def build() -> str:
-        # As {% include %} would render it, final newline included.
-        return render_to_string("includes/_source_list.html",
-                                {"sources": _unique_sources(tool_rating_sources(ids=order))})
-
-    return mark_safe(every_owner_read(kind="catalog-sources", fingerprints=fingerprints, vary=asked, build=build))
+def catalog_sources(order: list[int], fingerprints: Fingerprints | None) -> SafeString:
+    """The rendered list of the sources of the ratings of the tools of `order`, cached per set shown under
+    every tool's rows."""
+    return mark_safe(every_owner_read(kind="catalog-sources", fingerprints=fingerprints,
+                                      vary=[",".join(map(str, sorted(order)))],
+                                      build=lambda: source_list_html(tool_rating_sources(ids=order))))
 
 
 @dataclass(frozen=True)
 class CatalogFilters:
-    asked: list[str]
     filters: dict
     ignored: list
     is_filtered: bool
@@ -154,14 +155,14 @@ def catalog_filters(request: HttpRequest, fingerprints: Fingerprints | None) -> 
     """The filters asked for, validated, and the rendered controls: they depend on the values of the form's
     fields in the query and on shared rows (the hardware, licences and features offered), so they are cached
     per set of values under the shared rows' fingerprint."""
-    asked = [repr((name, request.GET.getlist(name))) for name in CatalogFilterForm.base_fields]
+    values = [repr((name, request.GET.getlist(name))) for name in CatalogFilterForm.base_fields]
 
     def build() -> CatalogFilters:
         form = CatalogFilterForm(request.GET)
-        return CatalogFilters(asked, form.filters(), form.ignored(), form.is_filtered(),
+        return CatalogFilters(form.filters(), form.ignored(), form.is_filtered(),
                               render_piece("catalog/_filter_controls.html", {"form": form}))
 
-    return shared_read(kind="catalog-filters", fingerprints=fingerprints, key=asked, build=build)
+    return shared_read(kind="catalog-filters", fingerprints=fingerprints, key=values, build=build)
 
 
 CATALOG_SCOPES = ("catalog",)
@@ -187,7 +188,7 @@ def catalog_index(request: HttpRequest) -> HttpResponse:
             "row_count": len(shown),
             "ignored": chosen.ignored,
             "is_filtered": chosen.is_filtered,
-            "page_sources_html": catalog_sources(order, chosen.asked, fingerprints),
+            "page_sources_html": catalog_sources(order, fingerprints),
         },
     )
 
@@ -288,21 +289,21 @@ def _requested_ids(
     requested = request.GET.getlist("tools")
     if not requested:
         return None, None
+    # Without fingerprints nothing is cached: the slugs asked are looked up alone.
+    every_tool = every_tool_id(fingerprints) if fingerprints else None
     try:
-        return compare_parse_tools(requested, every_tool=every_tool_id(fingerprints)), None
+        return compare_parse_tools(requested, every_tool=every_tool), None
     except CompareError as exc:
         return None, exc
 
 
-def _requested_comparison(
-    request: HttpRequest, fingerprints: Fingerprints | None = None
-) -> tuple[dict[int, ComparedTool] | None, CompareError | None]:
+def _requested_comparison(request: HttpRequest) -> tuple[dict[int, ComparedTool] | None, CompareError | None]:
     """({tool id: compared tool} in the order asked, or None; error or None) for the tools named in the
     query string."""
-    ids, error = _requested_ids(request, fingerprints)
+    ids, error = _requested_ids(request, None)
     if ids is None:
         return None, error
-    return compared_tools_by_id(ids=ids, fingerprints=fingerprints), None
+    return compared_tools_by_id(ids=ids), None
 
 
 @dataclass(frozen=True)
@@ -341,12 +342,10 @@ def comparison_table(
             "matrix": matrix.only_differences() if only_differences else matrix,
             "tools_param": ",".join(tool.slug for tool in tools),
         }
-        sources = _unique_sources(source for tool in tools for source in tool.sources)
         return {group: ComparisonTable(
             render_piece("catalog/_compare_matrix.html", context), matrix.row_count, matrix.differing_count,
             tuple(ComparedName(tool.slug, tool.name) for tool in tools),
-            # As {% include %} would render it, final newline included.
-            render_to_string("includes/_source_list.html", {"sources": sources}),
+            source_list_html(source for tool in tools for source in tool.sources),
         )}
 
     table = per_group_read(

@@ -158,11 +158,7 @@ def _fetch(keys: Sequence[str]) -> dict[str, tuple[Any, float]]:
     found = local_copies.get_many(keys, built_after=built_after)
     wanted = [key for key in keys if key not in found]
     if wanted:
-        # Django's cache costs a client object per call; one key is asked with the cheaper single get.
-        answers = cache.get_many(wanted) if len(wanted) > 1 else {wanted[0]: cache.get(wanted[0])}
-        for key, blob in answers.items():
-            if blob is None:
-                continue
+        for key, blob in cache.get_many(wanted).items():
             built, entry = pickle.loads(blob)
             if built > built_after:
                 local_copies.put(key, blob, entry, built)
@@ -177,6 +173,7 @@ def _store(entries: Mapping[str, Any], *, built: float | None = None) -> None:
     blobs = {key: pickle.dumps((built, entry), pickle.HIGHEST_PROTOCOL) for key, entry in entries.items()}
     for key, blob in blobs.items():
         local_copies.put(key, blob, entries[key], built)
+    # Django's Redis set_many sends a SET and an EXPIRE per key; one key takes a single SET.
     if len(blobs) == 1:
         cache.set(*next(iter(blobs.items())), timeout=read_cache_seconds())
     else:
@@ -203,14 +200,16 @@ def owner_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = Non
     scopes = frozenset(scopes)
     _, shared_tables = ownership(scopes)
     scope_list = sorted(scopes)
-    owner_filter = "" if owners is None else f" AND owner_id IN ({_in(owners or [0])})"
+    # No tool has id 0: an empty list still asks for the shared tables in the same round trip.
+    asked = [] if owners is None else list(owners) or [0]
+    owner_filter = "" if owners is None else f" AND owner_id IN ({_in(asked)})"
     with connection.cursor() as cursor:
         cursor.execute(
             # An owner's sums over all the scopes asked for move with any write to any of them: one row each.
             f"SELECT owner_id, '', SUM(transactions), SUM(txid_sum), SUM(writes) FROM {OWNER_LOG} "
             f"WHERE scope IN ({_in(scope_list)}){owner_filter} GROUP BY owner_id "
             f"UNION ALL {_table_sums([*shared_tables, EVERY_TABLE])} ORDER BY 1, 2",
-            [*scope_list, *([] if owners is None else owners or [0]), *shared_tables, EVERY_TABLE],
+            [*scope_list, *asked, *shared_tables, EVERY_TABLE],
         )
         rows = cursor.fetchall()
     shared = [row[1:] for row in rows if row[0] < 0]
@@ -243,32 +242,16 @@ def read_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = None
     return Fingerprints(scopes, shared, per_owner)
 
 
-def _piece_key(kind: str, parts: Sequence[str], fingerprints: Fingerprints, vary: Sequence[str]) -> str:
-    raw = "\0".join([code_version(), kind, *parts, fingerprints.shared, *fingerprints.scopes, *vary])
-    return OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
-
-
 def shared_read(
     *, kind: str, fingerprints: Fingerprints | None, key: Sequence[str], build: Callable[[], Any]
 ) -> Any:
     """A piece that shows shared rows only (no owner's), for the values in `key`, cached under the shared
-    tables' fingerprint of `fingerprints` (from read_fingerprints; None computes it)."""
+    tables' fingerprint of `fingerprints` (from read_fingerprints); computed when there are none."""
     if fingerprints is None:
         return build()
-    cache_key = _piece_key(kind, ["shared", *key], fingerprints, ())
-    try:
-        found = _fetch([cache_key])
-    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the piece
-        logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
-        return build()
-    if cache_key in found:
-        return found[cache_key][0]
-    piece = build()
-    try:
-        _store({cache_key: piece})
-    except Exception:  # noqa: BLE001
-        logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
-    return piece
+    group = ("shared", *key)
+    return per_group_read(kind=kind, scopes=fingerprints.scopes, groups={group: []},
+                          build=lambda groups: {group: build()}, fingerprints=fingerprints)[group]
 
 
 def per_group_read(
@@ -324,6 +307,11 @@ def per_group_read(
         except Exception:  # noqa: BLE001
             logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
     return {group: pieces[group] for group in groups if group in pieces}
+
+
+def filters_key(filters: Mapping[str, Any]) -> str:
+    """`filters` ({name: value}) as a piece's `vary`: by name, model instances by their primary key."""
+    return repr(sorted((name, getattr(value, "pk", value)) for name, value in filters.items()))
 
 
 def every_owner_read(*, kind: str, fingerprints: Fingerprints | None, build: Callable[[], Any],

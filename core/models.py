@@ -56,22 +56,31 @@ class AuditEntry(models.Model):
         return f"{self.username or 'system'} {self.action} {self.object_type}:{self.object_id}"
 
 
-class TableWrite(models.Model):
-    """The writes one transaction made to one table that a cached read may show, kept by database triggers
-    (core.write_log) so that the read cache's fingerprint (core.cache) reads a few rows of this table instead
-    of every row of the catalog.
+class WriteLogRow(models.Model):
+    """What a row of the write log counts (core.write_log): `transactions` is 1 and `txid_sum` the
+    transaction's id (on SQLite, a random mark set anew by every write), and `writes` counts the statements
+    (on SQLite, the rows) it wrote; a folded row (txid 0) keeps the sums of the rows it replaced."""
 
-    A row is (table, transaction): `transactions` is 1 and `txid_sum` the transaction's id, and `writes`
-    counts the statements (on SQLite, the rows) it wrote. core.write_log.write_log_compact folds the rows of
-    finished transactions into one row per table (txid 0) that keeps the three sums, so compacting moves no
-    fingerprint. The table name "*" stands for every table: a TRUNCATE, or the installing of the triggers.
-    """
-
-    table_name = models.CharField(max_length=100)
     txid = models.BigIntegerField()
     transactions = models.BigIntegerField()
     txid_sum = models.BigIntegerField()
     writes = models.BigIntegerField()
+
+    class Meta:
+        abstract = True
+
+
+class TableWrite(WriteLogRow):
+    """The writes one transaction made to one table that a cached read may show, kept by database triggers
+    (core.write_log) so that the read cache's fingerprint (core.cache) reads a few rows of this table instead
+    of every row of the catalog.
+
+    A row is (table, transaction). core.write_log.write_log_compact folds the rows of committed transactions
+    into one row per table (txid 0) that keeps the three sums, so compacting moves no fingerprint. The table
+    name "*" stands for every table: a TRUNCATE, or the installing of the triggers.
+    """
+
+    table_name = models.CharField(max_length=100)
 
     class Meta:
         db_table = "atlas_table_write"
@@ -81,16 +90,12 @@ class TableWrite(models.Model):
         return f"{self.table_name} in transaction {self.txid}"
 
 
-class OwnerWrite(models.Model):
+class OwnerWrite(WriteLogRow):
     """Like TableWrite, per cache scope and owner (a tool): the writes one transaction made to the rows of
     one tool, whichever of its tables they were in (core.cache keys each tool's cached pieces by them)."""
 
     scope = models.CharField(max_length=30)
     owner_id = models.BigIntegerField()
-    txid = models.BigIntegerField()
-    transactions = models.BigIntegerField()
-    txid_sum = models.BigIntegerField()
-    writes = models.BigIntegerField()
 
     class Meta:
         db_table = "atlas_owner_write"

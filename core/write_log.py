@@ -126,17 +126,11 @@ def _owners_of(item: OwnedTable, rows: str, quote: Callable[[str], str]) -> str:
     return f"SELECT t.{quote(item.owner_column)} AS owner FROM {rows} t"
 
 
-# Each write adds or bumps the row of its own transaction; PostgreSQL's triggers run once per statement.
-_POSTGRESQL_TABLE_FUNCTION = f"""
-CREATE OR REPLACE FUNCTION atlas_log_table_write() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes)
-    VALUES (CASE WHEN TG_OP = 'TRUNCATE' THEN '{EVERY_TABLE}' ELSE TG_TABLE_NAME END,
-            txid_current(), 1, txid_current(), 1)
-    ON CONFLICT (table_name, txid) DO UPDATE SET writes = {TABLE_LOG}.writes + 1;
-    RETURN NULL;
-END $$
-"""
+# Each write adds or bumps the row of its own transaction (of the table or of each owner it touched).
+_LOG_TABLE = (
+    "INSERT INTO {log} (table_name, txid, transactions, txid_sum, writes) VALUES ({table}, {txid}, 1, {mark}, 1) "
+    "ON CONFLICT (table_name, txid) DO UPDATE SET writes = {log}.writes + 1{remark}"
+)
 
 _LOG_OWNERS = (
     "INSERT INTO {log} (scope, owner_id, txid, transactions, txid_sum, writes) "
@@ -168,10 +162,28 @@ MARKS = {
 }
 
 
+def _log_table_sql(table: str, vendor: str) -> str:
+    """SQL that logs a write to the table `table` (an SQL expression of its name)."""
+    marks = MARKS[vendor]
+    return _LOG_TABLE.format(log=TABLE_LOG, table=table, txid=marks.txid, mark=marks.mark, remark=marks.remark)
+
+
 def _log_owners_sql(item: OwnedTable, owners: str, vendor: str) -> str:
+    """SQL that logs a write to each owner `owners` (SQL selecting a column `owner`) yields, in `item`'s scope."""
     marks = MARKS[vendor]
     return _LOG_OWNERS.format(log=OWNER_LOG, scope=item.scope, owners=owners, txid=marks.txid, mark=marks.mark,
                               remark=marks.remark)
+
+
+def _sqlite_owners_of(item: OwnedTable, rows: tuple[str, ...], quote: Callable[[str], str]) -> str:
+    """SQL for the owners of the row versions `rows` (NEW, OLD) in a SQLite row trigger on `item`'s table,
+    which has no transition tables: through the via table when there is one."""
+    if item.via_table:
+        return " UNION ".join(
+            f"SELECT (SELECT {quote(item.owner_column)} FROM {quote(item.via_table)} "
+            f"WHERE id = {row}.{quote(item.via_column)}) AS owner" for row in rows
+        )
+    return " UNION ".join(f"SELECT {row}.{quote(item.owner_column)} AS owner" for row in rows)
 
 
 def _present_tables(db) -> list[tuple[str, OwnedTable | None]]:
@@ -194,7 +206,12 @@ def _install_postgresql(db) -> None:
             if (table, name) not in installed:
                 cursor.execute(f"CREATE TRIGGER {name} {definition.format(table=quote(table))}")
 
-        cursor.execute(_POSTGRESQL_TABLE_FUNCTION)
+        # PostgreSQL's triggers run once per statement; a TRUNCATE logs a write to every table.
+        table = f"CASE WHEN TG_OP = 'TRUNCATE' THEN '{EVERY_TABLE}' ELSE TG_TABLE_NAME END"
+        cursor.execute(
+            "CREATE OR REPLACE FUNCTION atlas_log_table_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"{_log_table_sql(table, 'postgresql')}; RETURN NULL; END $$"
+        )
         for table, item in _present_tables(db):
             create_trigger(table, "atlas_log_table_write", "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
                            "FOR EACH STATEMENT EXECUTE FUNCTION atlas_log_table_write()")
@@ -228,44 +245,24 @@ def _install_sqlite(db) -> None:
     quote = db.ops.quote_name
     with db.cursor() as cursor:
         for table, item in _present_tables(db):
+            # SQLite runs triggers once per row.
             for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
-                # SQLite runs triggers once per row and has no transition tables: the owners are read
-                # from NEW and OLD, through the via table when there is one.
-                log_owners = ""
-                if item is not None:
-                    if item.via_table:
-                        owners = " UNION ".join(
-                            f"SELECT (SELECT {quote(item.owner_column)} FROM {quote(item.via_table)} "
-                            f"WHERE id = {row}.{quote(item.via_column)}) AS owner" for row in rows
-                        )
-                    else:
-                        owners = " UNION ".join(f"SELECT {row}.{quote(item.owner_column)} AS owner" for row in rows)
-                    log_owners = _log_owners_sql(item, owners, "sqlite") + ";"
+                log_owners = "" if item is None else (
+                    _log_owners_sql(item, _sqlite_owners_of(item, rows, quote), "sqlite") + ";")
                 name = quote(f"atlas_log_{table}_{event.lower()}")
+                log_table = _log_table_sql(f"'{table}'", "sqlite")
                 # Dropped and created again so that a changed definition replaces the old one.
                 cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-                cursor.execute(
-                    f"CREATE TRIGGER {name} "
-                    f"AFTER {event} ON {quote(table)} BEGIN "
-                    f"INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes) "
-                    f"VALUES ('{table}', 0, 1, {SQLITE_MARK}, 1) "
-                    f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = writes + 1, txid_sum = {SQLITE_MARK}; "
-                    f"{log_owners} END"
-                )
+                cursor.execute(f"CREATE TRIGGER {name} AFTER {event} ON {quote(table)} BEGIN {log_table}; {log_owners} END")
 
 
 def _log_every_write(db) -> None:
     """Log a write to every table and to every owner that has rows, as one more transaction."""
     quote = db.ops.quote_name
-    marks = MARKS[db.vendor]
     present = _present_tables(db)
     tables = {table for table, _ in present}
     with db.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {TABLE_LOG} (table_name, txid, transactions, txid_sum, writes) "
-            f"VALUES ('{EVERY_TABLE}', {marks.txid}, 1, {marks.mark}, 1) "
-            f"ON CONFLICT (table_name, txid) DO UPDATE SET writes = {TABLE_LOG}.writes + 1{marks.remark}"
-        )
+        cursor.execute(_log_table_sql(f"'{EVERY_TABLE}'", db.vendor))
         for table, item in present:
             if item is not None and (not item.via_table or item.via_table in tables):
                 cursor.execute(_log_owners_sql(item, _owners_of(item, quote(table), quote), db.vendor))

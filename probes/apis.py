@@ -18,7 +18,7 @@ from rest_framework.reverse import reverse
 
 from catalog.models import Tool
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
-from core.cache import every_owner_read, per_owner_read, read_fingerprints
+from core.cache import every_owner_read, filters_key, per_owner_read, read_fingerprints
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
@@ -502,7 +502,7 @@ class SummaryListApi(ListApi):
         # a tool's rows depend on its targets alone and are cached under that tool's rows.
         fingerprints = read_fingerprints(self.cache_scopes)
         order = every_owner_read(kind="summary-list-order", fingerprints=fingerprints,
-                                 vary=[repr(sorted(filters.items()))],
+                                 vary=[filters_key(filters)],
                                  build=lambda: selectors.measurement_summary_order(filters=filters))
 
         def build(missing: list[int]) -> dict[int, dict[int, dict[str, Any]]]:
