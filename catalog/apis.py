@@ -22,7 +22,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog import selectors, services
-from catalog.comparison import compared_tools
 from catalog.extensions import tool_detail_fields
 from catalog.models import (
     Feature,
@@ -34,7 +33,6 @@ from catalog.models import (
     UseCase,
 )
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
-from core.cache import per_owner_read, read_fingerprints
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from core.urls import cached_absolute_reverse
@@ -184,10 +182,7 @@ class ToolDetailOutputSerializer(serializers.Serializer):
         return fields
 
 
-TOOL_DETAIL_SCOPES = ("catalog", "probes")
-
-
-def _tool_detail_built(request: Request, slug: str) -> dict[str, Any]:
+def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
     try:
         tool = selectors.tool_get(slug=slug)
     except Tool.DoesNotExist:
@@ -199,25 +194,11 @@ def _tool_detail_built(request: Request, slug: str) -> dict[str, Any]:
     return ToolDetailOutputSerializer(tool, context={"request": request}).data
 
 
-def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
-    """The tool's detail, cached under its own rows (and the shared ones), so an edit to another tool
-    leaves it cached; the scheme and host are part of the key, for any absolute URL in it."""
-    tool_id = selectors.tool_ids(slugs=[slug]).get(slug)
-    if tool_id is None:
-        raise NotFound(f'No tool with the slug "{slug}".')
-    details = per_owner_read(
-        kind="tool-detail-api", scopes=TOOL_DETAIL_SCOPES, owners=[tool_id],
-        build=lambda missing: {tool_id: _tool_detail_built(request, slug)},
-        vary=[request.scheme, request.get_host()],
-    )
-    return details[tool_id] if tool_id in details else _tool_detail_built(request, slug)
-
-
 # --- Tools ---------------------------------------------------------------------------------------
 
 
 class ToolListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "tools"
 
     class FilterSerializer(serializers.Serializer):
@@ -338,22 +319,8 @@ class ToolListApi(ListApi):
             "q": filters.get("q"),
             "sort": filters.get("ordering"),
         }
-        # The order depends on every tool and is cached under all their rows; each row depends on its tool
-        # alone and is cached under that tool's rows, without its absolute URL (which depends on the
-        # request's host). One query gives the fingerprints of every tool for both.
-        fingerprints = read_fingerprints(self.cache_scopes)
-        order = selectors.tool_list_order_cached(filters=selector_filters, fingerprints=fingerprints)
-
-        def build(missing: list[int]) -> dict[int, dict[str, Any]]:
-            tools = selectors.tool_rows(ids=missing)
-            serialized = self.OutputSerializer(tools, many=True, context={"request": request}).data
-            return {tool.pk: {name: value for name, value in row.items() if name != "url"}
-                    for tool, row in zip(tools, serialized, strict=True)}
-
-        cached = per_owner_read(kind="tool-list-api-row", scopes=self.cache_scopes, owners=order, build=build,
-                                fingerprints=fingerprints)
-        rows = [{**cached[tool_id], "url": _tool_url(request, cached[tool_id]["slug"])}
-                for tool_id in order if tool_id in cached]
+        tools = selectors.tool_list(filters=selector_filters)
+        rows = self.OutputSerializer(tools, many=True, context={"request": request}).data
         return list_response(rows=rows)
 
     @extend_schema(
@@ -401,7 +368,7 @@ class ToolDetailInputSerializer(ToolListApi.InputSerializer):
     ),
 )
 class ToolDetailApi(DetailApi):
-    cache_scopes = TOOL_DETAIL_SCOPES
+    cached = True
     InputSerializer = ToolDetailInputSerializer
     not_found = 'No tool with the slug "{slug}".'
 
@@ -420,7 +387,7 @@ class ToolDetailApi(DetailApi):
 
 
 class PriceListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "prices"
     csv_serializer_class = PriceOutputSerializer
 
@@ -510,7 +477,7 @@ class PriceDetailInputSerializer(PriceListApi.InputSerializer):
     ),
 )
 class PriceDetailApi(DetailApi):
-    cache_scopes = ("catalog",)
+    cached = True
     InputSerializer = PriceDetailInputSerializer
     OutputSerializer = PriceOutputSerializer
     select = staticmethod(selectors.price_item_get)
@@ -542,7 +509,7 @@ class SourceInputSerializer(serializers.Serializer):
 
 
 class SourceListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "sources"
     csv_serializer_class = SourceOutputSerializer
 
@@ -594,7 +561,7 @@ class SourceDetailInputSerializer(SourceInputSerializer):
     ),
 )
 class SourceDetailApi(DetailApi):
-    cache_scopes = ("catalog",)
+    cached = True
     InputSerializer = SourceDetailInputSerializer
     OutputSerializer = SourceOutputSerializer
     select = staticmethod(selectors.source_get)
@@ -621,7 +588,7 @@ class HardwareSpecOutputSerializer(serializers.Serializer):
 
 
 class HardwareListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "hardware"
 
     class OutputSerializer(serializers.Serializer):
@@ -647,7 +614,7 @@ class HardwareListApi(ListApi):
 
 
 class HardwareSpecListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "hardware-specs"
     csv_serializer_class = HardwareSpecOutputSerializer
 
@@ -668,7 +635,7 @@ class _ToolSlugsMixin(serializers.Serializer):
 
 
 class QuantFormatListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "quant-formats"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -691,7 +658,7 @@ class QuantFormatListApi(ListApi):
 
 
 class FeatureListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "features"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -711,7 +678,7 @@ class FeatureListApi(ListApi):
 
 
 class ApiSurfaceListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "api-surfaces"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -745,7 +712,7 @@ class UseCaseRecommendationSerializer(serializers.Serializer):
 
 
 class UseCaseListApi(ListApi):
-    cache_scopes = ("catalog",)
+    cached = True
     csv_filename = "use-cases"
 
     class FilterSerializer(serializers.Serializer):
@@ -781,7 +748,7 @@ class UseCaseListApi(ListApi):
 
 
 class CompareApi(Api):
-    cache_scopes = ("catalog",)
+    cached = True
     class FilterSerializer(serializers.Serializer):
         tools = serializers.CharField(
             max_length=400,
@@ -814,13 +781,13 @@ class CompareApi(Api):
             slugs = selectors.compare_parse_slugs(params["tools"])
         except selectors.CompareError as error:
             raise ApplicationError(error.message, code=error.code, fields={"tools": [error.message]}) from None
-        tools = compared_tools(slugs=slugs)
+        comparison = selectors.tool_compare(slugs=slugs)
         return Response(
             {
-                "tools": [{"slug": tool.slug, "name": tool.name} for tool in tools],
+                "tools": [{"slug": tool.slug, "name": tool.name} for tool in comparison.tools],
                 "rows": [
                     {"key": row.key, "label": row.label, "values": row.values, "differs": row.differs}
-                    for row in selectors.compare_rows([tool.values for tool in tools])
+                    for row in comparison.rows
                 ],
             }
         )

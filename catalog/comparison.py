@@ -2,24 +2,18 @@
 
 Cells say yes, partial, no or not stated, in words (colour only repeats them). "No" is used only where a
 source says so (a documented check that is rejected, ignored or unsupported); a fact no source states for
-a tool is "not stated", never "no".
-
-What the page, its CSV and the compare API show of each tool depends on that tool alone, so it is kept
-per tool (`ComparedTool`, plain data) in the read cache under that tool's own rows (`compared_tools`);
-whatever depends on the set compared (which rows exist, in which order, where the tools differ) is
-built from those pieces, and the page keeps it rendered per set under the rows of exactly the tools in
-it (catalog.views.comparison_table).
+a tool is "not stated", never "no". The tools come from catalog.selectors.tool_compare with their
+details prefetched, so building the matrix runs no query.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from catalog.models import HardwareSupport, Source, Tool, ToolApiSurface
-from catalog.selectors import REFERENCE_MODEL_SLUG, compare_tools, compare_values, headline_price_value, tool_ids
-from core.cache import Fingerprints, per_owner_read
+from catalog.models import HardwareSupport, Tool, ToolApiSurface
+from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
 from scoring.profile import NEEDS_CHOICES
 
 YES = "yes"
@@ -79,26 +73,9 @@ class MatrixSection:
         return MatrixSection(self.key, self.title, [row for row in self.rows if row.differs])
 
 
-# One fact of one tool in a section built by _fact_rows: (key, label, position, cell).
-Fact = tuple[str, str, int, Cell]
-
-
-@dataclass(frozen=True)
-class ComparedTool:
-    """What a comparison shows of one tool, as plain data."""
-
-    slug: str
-    name: str
-    kind_display: str
-    sources: list[Source]
-    values: list[Any]  # catalog.selectors.compare_values
-    summary: list[Cell]  # one per SUMMARY_ROWS row
-    facts: dict[str, list[Fact]]  # per FACT_SECTIONS section
-
-
 @dataclass(frozen=True)
 class CompareMatrix:
-    tools: list[ComparedTool]
+    tools: list[Tool]
     sections: list[MatrixSection]
 
     @property
@@ -129,9 +106,9 @@ def same_model_price(tool: Tool) -> Cell:
     return Cell(UNKNOWN)
 
 
-def _fact_rows(per_tool_facts: list[list[Fact]]) -> list[MatrixRow]:
+def _fact_rows(tools: list[Tool], facts: Callable[[Tool], Iterable[tuple[str, str, int, Cell]]]) -> list[MatrixRow]:
     """One row per fact key any tool has, in catalog order; tools without it get "not stated"."""
-    per_tool = [{key: (label, position, cell) for key, label, position, cell in facts} for facts in per_tool_facts]
+    per_tool = [{key: (label, position, cell) for key, label, position, cell in facts(tool)} for tool in tools]
     keys: dict[str, tuple[str, int]] = {}
     for facts_of_tool in per_tool:
         for key, (label, position, _) in facts_of_tool.items():
@@ -185,73 +162,28 @@ def _rating(tool: Tool) -> Cell:
     return Cell(TEXT, f"{tool.rating:.1f} / 5") if tool.rating is not None else Cell(TEXT, "Not rated by any source")
 
 
-def _caveats(tool: Tool) -> Cell:
-    caveats = tool.caveats.all()
-    return Cell(TEXT, "; ".join(caveat.title for caveat in caveats)) if caveats else Cell(TEXT, "None listed")
-
-
-# The summary section: (key, label, help, the cell of one tool).
-SUMMARY_ROWS: tuple[tuple[str, str, str, Callable[[Tool], Cell]], ...] = (
-    ("kind", "Kind", "", lambda tool: Cell(TEXT, tool.get_kind_display())),
-    ("ideal_for", "Ideal for", "", lambda tool: _text(tool.ideal_for)),
-    ("rating", "Rating", "", _rating),
-    ("licence", "Licence", "", lambda tool: _text(tool.licence.spdx_id if tool.licence else None)),
-    ("same_model_price", f"Price for {REFERENCE_MODEL_SLUG}",
-     "The one model every hosted provider here prices, so the prices compare like for like.", same_model_price),
-    ("caveats", "Warnings", "", _caveats),
-    ("last_verified", "Last verified", "",
-     lambda tool: _text(tool.last_verified.isoformat() if tool.last_verified else None)),
-)
-# The sections of facts: (key, title, the facts of one tool).
-FACT_SECTIONS: tuple[tuple[str, str, Callable[[Tool], Iterable[Fact]]], ...] = (
-    ("hardware", "Hardware", _hardware),
-    ("formats", "Quantization formats", _formats),
-    ("features", "Features", _features),
-    ("api", "API surfaces", _surfaces),
-    ("gaps", "API gaps (documented request parameters)", _checks),
-)
-
-
-def compared_tool(tool: Tool) -> ComparedTool:
-    """The comparison's piece of one tool loaded by catalog.selectors.compare_tools."""
-    return ComparedTool(
-        slug=tool.slug,
-        name=tool.name,
-        kind_display=tool.get_kind_display(),
-        sources=list(tool.sources.all()),
-        values=compare_values(tool),
-        summary=[cell(tool) for _, _, _, cell in SUMMARY_ROWS],
-        facts={key: list(facts(tool)) for key, _, facts in FACT_SECTIONS},
-    )
-
-
-def compared_tools_by_id(*, ids: Mapping[str, int], fingerprints: Fingerprints | None = None) -> dict[int, ComparedTool]:
-    """{tool id: piece} of the tools of `ids` ({slug: id}, in the order to show), each cached under its own
-    tool's rows (`fingerprints`: core.cache.read_fingerprints of the catalog, when the caller has them)."""
-    pieces = per_owner_read(
-        kind="compared-tool", scopes=("catalog",), owners=list(ids.values()),
-        build=lambda missing: {tool.pk: compared_tool(tool) for tool in compare_tools(ids=missing)},
-        fingerprints=fingerprints,
-    )
-    return {tool_id: pieces[tool_id] for tool_id in ids.values() if tool_id in pieces}
-
-
-def compared_tools(*, slugs: list[str], fingerprints: Fingerprints | None = None) -> list[ComparedTool]:
-    """The pieces of the tools named by already-validated slugs, in that order (see compared_tools_by_id)."""
-    found = tool_ids(slugs=slugs)
-    ids = {slug: found[slug] for slug in slugs if slug in found}
-    return list(compared_tools_by_id(ids=ids, fingerprints=fingerprints).values())
-
-
-def compare_matrix(tools: list[ComparedTool]) -> CompareMatrix:
+def compare_matrix(tools: list[Tool]) -> CompareMatrix:
     summary = [
-        MatrixRow(key, label, [tool.summary[position] for tool in tools], help=help_text)
-        for position, (key, label, help_text, _) in enumerate(SUMMARY_ROWS)
+        MatrixRow("kind", "Kind", [Cell(TEXT, tool.get_kind_display()) for tool in tools]),
+        MatrixRow("ideal_for", "Ideal for", [_text(tool.ideal_for) for tool in tools]),
+        MatrixRow("rating", "Rating", [_rating(tool) for tool in tools]),
+        MatrixRow("licence", "Licence", [_text(tool.licence.spdx_id if tool.licence else None) for tool in tools]),
+        MatrixRow("same_model_price", f"Price for {REFERENCE_MODEL_SLUG}", [same_model_price(tool) for tool in tools],
+                  help="The one model every hosted provider here prices, so the prices compare like for like."),
+        MatrixRow("caveats", "Warnings", [
+            Cell(TEXT, "; ".join(caveat.title for caveat in tool.caveats.all())) if tool.caveats.all()
+            else Cell(TEXT, "None listed") for tool in tools
+        ]),
+        MatrixRow("last_verified", "Last verified", [_text(tool.last_verified.isoformat() if tool.last_verified
+                                                           else None) for tool in tools]),
     ]
     sections = [
         MatrixSection("summary", "Summary", summary),
-        *(MatrixSection(key, title, _fact_rows([tool.facts[key] for tool in tools]))
-          for key, title, _ in FACT_SECTIONS),
+        MatrixSection("hardware", "Hardware", _fact_rows(tools, _hardware)),
+        MatrixSection("formats", "Quantization formats", _fact_rows(tools, _formats)),
+        MatrixSection("features", "Features", _fact_rows(tools, _features)),
+        MatrixSection("api", "API surfaces", _fact_rows(tools, _surfaces)),
+        MatrixSection("gaps", "API gaps (documented request parameters)", _fact_rows(tools, _checks)),
     ]
     return CompareMatrix(tools, [section for section in sections if section.rows])
 

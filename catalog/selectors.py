@@ -37,7 +37,6 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
-from core.cache import Fingerprints, every_owner_read, filters_key
 from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
@@ -150,9 +149,16 @@ def _without_timestamps(queryset: QuerySet, *relations: str) -> QuerySet:
     )
 
 
-def _filtered(filters: Mapping[str, Any]) -> QuerySet[Tool]:
-    """Tools matching already-validated filters, in the order of `filters["sort"]`, nothing else loaded."""
-    queryset = Tool.objects.all()
+def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
+    """Tools matching already-validated filters, annotated with their headline price.
+
+    Keys (all optional): kind, hardware (target slug), licence (SPDX id), feature (slug),
+    open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
+    """
+    filters = dict(filters or {})
+    queryset = _without_timestamps(Tool.objects, "licence", "rating_source").prefetch_related(
+        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware")),
+    )
     if filters.get("kind"):
         queryset = queryset.filter(kind=filters["kind"])
     if filters.get("hardware"):
@@ -176,11 +182,17 @@ def _filtered(filters: Mapping[str, Any]) -> QuerySet[Tool]:
     if text:
         queryset = queryset.filter(_text_search(text))
 
+    caveat_counts = (
+        Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
+    )
+    queryset = _with_headline_price(queryset).annotate(
+        caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0)
+    )
     sort = filters.get("sort") or "rating"
     if sort == "name":
         return queryset.order_by(Lower("name"), "slug")
     if sort == "price":
-        return _with_headline_price(queryset).order_by(
+        return queryset.order_by(
             "headline_group",
             Case(
                 When(headline_group=HeadlineGroup.REFERENCE_MODEL, then=F("headline_blended_usd_per_mtok")),
@@ -191,51 +203,6 @@ def _filtered(filters: Mapping[str, Any]) -> QuerySet[Tool]:
             Lower("name"),
         )
     return queryset.ranked()
-
-
-def _as_list_rows(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
-    """What a list row shows: licence, rating source, hardware, headline price and the number of caveats."""
-    caveat_counts = (
-        Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
-    )
-    queryset = _without_timestamps(queryset, "licence", "rating_source").prefetch_related(
-        Prefetch("hardware_support", queryset=_without_timestamps(HardwareSupport.objects, "hardware")),
-    )
-    if "headline_group" not in queryset.query.annotations:
-        queryset = _with_headline_price(queryset)
-    return queryset.annotate(caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0))
-
-
-def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
-    """Tools matching already-validated filters, annotated with their headline price.
-
-    Keys (all optional): kind, hardware (target slug), licence (SPDX id), feature (slug),
-    open_source (bool), min_rating (Decimal), q (text), sort ("rating", "name" or "price").
-    """
-    return _as_list_rows(_filtered(dict(filters or {})))
-
-
-def tool_list_order(*, filters: Mapping[str, Any] | None = None) -> list[int]:
-    """The ids of the tools tool_list returns, in its order: the list without its rows, one query, for a
-    caller that has the rows (tool_rows) cached per tool."""
-    return list(_filtered(dict(filters or {})).values_list("pk", flat=True))
-
-
-def tool_list_order_cached(*, filters: Mapping[str, Any], fingerprints: Fingerprints | None) -> list[int]:
-    """tool_list_order, cached per set of filters under every tool's rows and the shared ones
-    (`fingerprints`: core.cache.read_fingerprints of the catalog for every tool)."""
-    return every_owner_read(kind="tool-list-order", fingerprints=fingerprints, vary=[filters_key(filters)],
-                            build=lambda: tool_list_order(filters=filters))
-
-
-def tool_rating_sources(*, ids: Sequence[int]) -> list[Source]:
-    """The sources of the ratings of the tools of `ids` (one query), each once, in no particular order."""
-    return list(Source.objects.filter(pk__in=Tool.objects.filter(pk__in=list(ids)).values("rating_source")))
-
-
-def tool_rows(*, ids: Sequence[int]) -> list[Tool]:
-    """The tools of `ids` as tool_list shows them (its annotations and prefetches), in no particular order."""
-    return list(_as_list_rows(Tool.objects.filter(pk__in=list(ids))))
 
 
 def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
@@ -274,16 +241,6 @@ def tool_get(*, slug: str, details: bool = True) -> Tool:
             ),
         ),
     ).get(slug=slug)
-
-
-def tool_slug_ids() -> dict[str, int]:
-    """{slug: id} of every tool (one query)."""
-    return dict(Tool.objects.values_list("slug", "pk"))
-
-
-def tool_ids(*, slugs: Sequence[str]) -> dict[str, int]:
-    """{slug: id} of the tools among `slugs` (one query): what a per-tool cache looks its pieces up by."""
-    return dict(Tool.objects.filter(slug__in=list(slugs)).values_list("slug", "pk"))
 
 
 # --- Prices and sources ----------------------------------------------------------------------
@@ -400,12 +357,6 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
     Returns the slugs in the order given. Raises CompareError for an empty request, duplicates,
     fewer than two or more than four tools, and slugs that name no tool.
     """
-    return list(compare_parse_tools(raw))
-
-
-def compare_parse_tools(raw: str | Sequence[str], *, every_tool: Mapping[str, int] | None = None) -> dict[str, int]:
-    """compare_parse_slugs, with the id of each tool: {slug: id} in the order given (one query, none when
-    `every_tool` gives every tool's {slug: id})."""
     slugs = compare_split_slugs(raw)
     if not slugs:
         raise CompareError(
@@ -432,11 +383,11 @@ def compare_parse_tools(raw: str | Sequence[str], *, every_tool: Mapping[str, in
             code="too_many",
             slugs=slugs,
         )
-    known = tool_ids(slugs=slugs) if every_tool is None else every_tool
+    known = set(Tool.objects.filter(slug__in=slugs).values_list("slug", flat=True))
     unknown = [slug for slug in slugs if slug not in known]
     if unknown:
         raise CompareError(f"No tool with the slug: {', '.join(unknown)}.", code="unknown", slugs=unknown)
-    return {slug: known[slug] for slug in slugs}
+    return slugs
 
 
 @dataclass(frozen=True)
@@ -512,77 +463,80 @@ def _iso(day: datetime.date | None) -> str | None:
     return day.isoformat() if day else None
 
 
-def _hardware_values(tool: Tool) -> list[dict[str, Any]]:
-    return [
-        {"slug": support.hardware.slug, "name": support.hardware.name, "level": support.level}
-        for support in tool.hardware_support.all()
-    ]
-
-
-def _quant_format_values(tool: Tool) -> list[dict[str, Any]]:
-    return [
-        {
-            "slug": support.quant_format.slug,
-            "name": support.quant_format.name,
-            "hardware_requirement": support.quant_format.hardware_requirement,
-        }
-        for support in tool.quant_format_support.all()
-    ]
-
-
-def _api_surface_values(tool: Tool) -> list[dict[str, Any]]:
-    return [
-        {"slug": support.api_surface.slug, "name": support.api_surface.name, "gaps": support.gaps}
-        for support in tool.api_surface_support.all()
-    ]
-
-
-def _caveat_values(tool: Tool) -> list[dict[str, Any]]:
-    return [{"key": caveat.key, "severity": caveat.severity, "title": caveat.title} for caveat in tool.caveats.all()]
-
-
-# The rows of a comparison: (key, label, the value of one tool).
-COMPARE_ROWS: tuple[tuple[str, str, Any], ...] = (
-    ("rating", "Rating (out of 5)", lambda tool: _rating(tool.rating)),
-    ("kind", "Kind", lambda tool: tool.get_kind_display()),
-    ("licence", "Licence", lambda tool: tool.licence.spdx_id if tool.licence else None),
-    ("open_source", "Open source", lambda tool: tool.is_open_source),
-    ("headline_price", "Headline price", headline_price_value),
-    ("price_items", "Prices", lambda tool: [_price_item_value(price) for price in tool.price_items.all()]),
-    ("hardware", "Hardware", _hardware_values),
-    ("quant_formats", "Quantization formats", _quant_format_values),
-    ("api_surfaces", "API surfaces", _api_surface_values),
-    ("features", "Features", lambda tool: [
-        {"slug": support.feature.slug, "name": support.feature.name} for support in tool.feature_support.all()
-    ]),
-    ("caveats", "Caveats", _caveat_values),
-    ("last_verified", "Last verified", lambda tool: _iso(tool.last_verified)),
-)
-
-
-def compare_values(tool: Tool) -> list[Any]:
-    """One tool's value of every COMPARE_ROWS row, as plain data, from a tool loaded by compare_tools."""
-    return [value(tool) for _, _, value in COMPARE_ROWS]
-
-
-def compare_rows(values: Sequence[Sequence[Any]]) -> list[ComparisonRow]:
-    """The comparison's rows from each tool's compare_values, in column order."""
-    return [
-        _row(key, label, [tool_values[position] for tool_values in values])
-        for position, (key, label, _) in enumerate(COMPARE_ROWS)
-    ]
-
-
-def compare_tools(*, ids: Sequence[int]) -> list[Tool]:
-    """The tools of `ids` with everything a comparison shows of them, in no particular order."""
-    return list(_with_details(Tool.objects.filter(pk__in=list(ids))))
-
-
 def tool_compare(*, slugs: Sequence[str]) -> Comparison:
     """Side-by-side rows for already-validated slugs (see compare_parse_slugs), in the order given."""
     by_slug = {tool.slug: tool for tool in _with_details(Tool.objects.filter(slug__in=slugs))}
     tools = [by_slug[slug] for slug in slugs if slug in by_slug]
-    return Comparison(tools=tools, rows=compare_rows([compare_values(tool) for tool in tools]))
+    rows = [
+        _row("rating", "Rating (out of 5)", [_rating(tool.rating) for tool in tools]),
+        _row("kind", "Kind", [tool.get_kind_display() for tool in tools]),
+        _row("licence", "Licence", [tool.licence.spdx_id if tool.licence else None for tool in tools]),
+        _row("open_source", "Open source", [tool.is_open_source for tool in tools]),
+        _row("headline_price", "Headline price", [headline_price_value(tool) for tool in tools]),
+        _row(
+            "price_items",
+            "Prices",
+            [[_price_item_value(price) for price in tool.price_items.all()] for tool in tools],
+        ),
+        _row(
+            "hardware",
+            "Hardware",
+            [
+                [
+                    {"slug": support.hardware.slug, "name": support.hardware.name, "level": support.level}
+                    for support in tool.hardware_support.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "quant_formats",
+            "Quantization formats",
+            [
+                [
+                    {
+                        "slug": support.quant_format.slug,
+                        "name": support.quant_format.name,
+                        "hardware_requirement": support.quant_format.hardware_requirement,
+                    }
+                    for support in tool.quant_format_support.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "api_surfaces",
+            "API surfaces",
+            [
+                [
+                    {"slug": support.api_surface.slug, "name": support.api_surface.name, "gaps": support.gaps}
+                    for support in tool.api_surface_support.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "features",
+            "Features",
+            [
+                [{"slug": support.feature.slug, "name": support.feature.name} for support in tool.feature_support.all()]
+                for tool in tools
+            ],
+        ),
+        _row(
+            "caveats",
+            "Caveats",
+            [
+                [
+                    {"key": caveat.key, "severity": caveat.severity, "title": caveat.title}
+                    for caveat in tool.caveats.all()
+                ]
+                for tool in tools
+            ],
+        ),
+        _row("last_verified", "Last verified", [_iso(tool.last_verified) for tool in tools]),
+    ]
+    return Comparison(tools=tools, rows=rows)
 
 
 def reported_figures_for_scoring() -> list[dict[str, Any]]:

@@ -25,12 +25,11 @@ from core.renderers import CSVRenderer
 class Api(APIView):
     """An APIView whose successful reads carry ETag / Last-Modified and answer conditional GETs with 304.
 
-    A view that names `cache_scopes` has its GET results kept in the shared cache until a model of one
-    of those scopes changes (see core.cache); authentication, throttling and validation of the format
-    still run on every request.
+    A view with `cached = True` has its GET results kept in the page cache until the data generation moves
+    (see core.cache); authentication, throttling and validation of the format still run on every request.
     """
 
-    cache_scopes: tuple[str, ...] = ()
+    cached = False
     atomic_requests = False
 
     @classmethod
@@ -42,14 +41,14 @@ class Api(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        if request.method == "GET" and self.cache_scopes:
+        if request.method == "GET" and self.cached:
             view_get = self.get
 
             def build() -> Any:
                 return view_get(request, *args, **kwargs).data
 
             def cached_get(request: Request, *args: Any, **kwargs: Any) -> Response:
-                data, self.built_at = cached_read(request=request, scopes=self.cache_scopes, build=build)
+                data, self.built_at = cached_read(request=request, build=build, by_host=True)
                 return Response(data)
 
             # DRF looks the handler up after initial(), so this instance attribute is what runs.

@@ -1,404 +1,305 @@
-"""The one read cache of the project: rendered catalog pages and API results, keyed by the data they show.
+"""The page cache: rendered pages and API reads kept under their URL and the data generation.
 
-A cached entry is stored under its URL and a *data fingerprint*: for every table of the entry's scopes,
-the sums kept by the write log (core.write_log), which triggers on those tables extend, inside the writing
-transaction, on every insert, update, delete or truncate. Any write moves the fingerprint, so the next read
-misses and recomputes. Why the database and not signals bumping a version in Redis:
+The data generation is one number in the database (core.models.DataGeneration). Every write to a model
+whose rows a page or the API shows (the apps of SHOWN_APPS, less the rows of NOT_SHOWN) moves it once the
+writing transaction commits, through model signals; writers that skip signals (the fixture loader's bulk
+writes, `QuerySet.update`) call generation_bump_on_commit themselves. A page stored under generation N
+was rendered after every write that N counts had committed, so it is never older than its key says.
+Moving the generation after the commit, not inside the transaction, keeps writers from waiting on each
+other; a read that raced the commit only stores its page under the old number, which nobody asks for again.
 
-- every way of writing is seen: `save()`, `QuerySet.update`, `bulk_create`, raw SQL, `load_catalog`,
-  the probe services, and any gunicorn or Celery process, with nothing to wire up or forget;
-- the fingerprint is transactional: a writer's own reads see its change at once (including a test's
-  uncommitted rows), nobody else sees it before the commit, and after a rollback (of a transaction or
-  a savepoint) the fingerprint is the old one again; a rolled-back state never comes back, since
-  transaction ids only grow, so its entries can never be found again;
-- there is no per-process memory to go stale: every request asks, at the cost of one small query on a
-  few rows of the log, whatever the size of the catalog.
-
-Below the page cache sits a cache of *owned* pieces: a rendered catalog row, a serialized API row, a
-tool's page or its comparison column, each kept under the fingerprint of the rows of its own tool
-(`per_owner_read`), and pieces that show a known set of tools (a comparison's matrix, a model's page, a
-dashboard), each kept under the fingerprints of exactly those tools (`per_group_read`). Every table of a
-scope is either owned by one tool (the tool's row, its prices, caveats, links, probe targets, and the
-summaries and compat statuses of those targets) or shared (sources, licences, hardware, models, ...); the
-write log keeps, besides each table's sums, each tool's. A piece's key holds its tool's figures and the
-shared tables' ones, so an edit to one tool re-renders that tool's pieces only, and an edit to a shared row
-all of them.
-
-Entries still expire after `READ_CACHE_SECONDS` (default 300; 0 turns caching off): a bound on the space
-that unreachable entries take. A cache server that stops answering only costs speed: the read is computed
-as if nothing were cached.
+Entries also expire after READ_CACHE_SECONDS (0 turns the cache off), and a hash of the code is part of
+every key, so a deploy never serves pages rendered by the release before it. A cache that stops answering
+costs speed only: the read is computed as if nothing were cached. After a bump a Celery task renders the
+canonical pages again (core.tasks.pages_warm_task), so readers rarely meet a cold page.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import logging
-import pickle
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError, connection
-from django.http import HttpRequest
-from django.utils.safestring import SafeString
-
-from core.write_log import EVERY_TABLE, OWNER_LOG, TABLE_LOG, ownership, scoped_tables
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F, Model
+from django.core.signals import request_finished, request_started
+from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.http import HttpRequest, HttpResponse
+from django.utils.module_loading import import_string
 
 logger = logging.getLogger(__name__)
 
-ENTRY_KEY = "read:v5:{digest}"
-OWNED_KEY = "owned:v3:{digest}"
+# Every model of these apps is shown by some page or API read, except the rows of NOT_SHOWN: per-request
+# records written by the hundred during a run, which no cached read shows (the run's own rows and the
+# summaries written with them in the same transaction move the generation).
+SHOWN_APPS = ("catalog", "probes", "lab")
+NOT_SHOWN = ("probes.requestmeasurement", "probes.compatoutcome", "lab.sweeprequest")
+
+PAGE_KEY = "page:{generation}:{digest}"
+CACHEABLE_STATUSES = (200, 400)
+# Seconds between a bump and the warming task, so that a burst of writes is warmed once.
+WARM_DELAY_SECONDS = 2
+
+
+class CacheOutage:
+    """This process's view of whether the cache answers: an outage is logged when it starts and when it ends,
+    not on every request it slows down."""
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+
+    def started(self, what: str) -> None:
+        if self._since is None:
+            self._since = time.monotonic()
+            logger.warning("cache unavailable (first seen by the %s): serving without it", what, exc_info=True)
+
+    def ended(self) -> None:
+        if self._since is not None:
+            logger.warning("cache answers again after %.0f s", time.monotonic() - self._since)
+            self._since = None
+
+
+cache_outage = CacheOutage()
 
 
 def read_cache_seconds() -> int:
     return settings.READ_CACHE_SECONDS
 
 
-# The code that builds entries: the Python packages and templates of the project.
-CODE_SUFFIXES = (".py", ".html", ".txt", ".csv")
-
-
 @functools.cache
 def code_version() -> str:
-    """A hash of the project's code and templates, part of every key: an entry (a pickled piece whose class
-    may have changed, a page from an older template) is only read by the code that built it, so processes
-    of two releases sharing one Redis during a deploy never read each other's entries."""
-    digest = hashlib.blake2b(digest_size=16)
+    """A hash of the project's Python code and templates, read once per process."""
+    digest = hashlib.blake2b(digest_size=12)
     root = Path(settings.BASE_DIR)
     packages = [path for path in root.iterdir() if (path / "__init__.py").exists() or path.name == "templates"]
-    for path in sorted(file for package in packages for file in package.rglob("*") if file.suffix in CODE_SUFFIXES):
+    for path in sorted(file for package in packages for file in package.rglob("*") if file.suffix in (".py", ".html")):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def _immutable(entry: Any) -> bool:
-    """Whether no reader can change `entry`: strings (rendered HTML included), bytes and numbers, and tuples
-    of them."""
-    if type(entry) is tuple:
-        return all(_immutable(item) for item in entry)
-    return type(entry) in (str, SafeString, bytes, int, float, bool, type(None))
+# The generation a request read first: every read of the same request (the page, the snapshot it computes
+# an answer from) uses one number and one query.
+_request = threading.local()
 
 
-class LocalCopies:
-    """This process's copies of the read cache's entries, in front of Django's cache (Redis when configured),
-    so that an entry this process has seen costs no round trip.
-
-    An entry's key is made of the data it was built from (the fingerprints), so a copy can never be stale;
-    a copy is dropped for space (least recently used first, within `READ_CACHE_LOCAL_BYTES`, counting the
-    pickled size) or once its entry is as old as an entry may be (`READ_CACHE_SECONDS` after it was built,
-    wherever it was built). An entry no reader can change (a rendered page or row: strings, bytes, tuples
-    of them) is kept as it is; any other is kept pickled, so every read gets objects of its own.
-    """
-
-    def __init__(self) -> None:
-        # key: (the entry or its pickle, whether it is pickled, when it was built, its pickled size)
-        self._copies: OrderedDict[str, tuple[Any, bool, float, int]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get_many(self, keys: Iterable[str], *, built_after: float) -> dict[str, tuple[Any, float]]:
-        """{key: (entry, when it was built)} of the copies of `keys` built after `built_after`."""
-        found = {}
-        with self._lock:
-            for key in keys:
-                copy = self._copies.get(key)
-                if copy is None:
-                    continue
-                if copy[2] <= built_after:
-                    self._drop(key)
-                    continue
-                self._copies.move_to_end(key)
-                found[key] = copy
-        return {key: (pickle.loads(kept)[1] if pickled else kept, built)
-                for key, (kept, pickled, built, _) in found.items()}
-
-    def put(self, key: str, blob: bytes, entry: Any, built: float) -> None:
-        """Keep `entry`, built at `built`, whose pickle (of (built, entry)) is `blob`."""
-        budget = settings.READ_CACHE_LOCAL_BYTES
-        if len(blob) > budget:
-            return
-        copy = (entry, False, built, len(blob)) if _immutable(entry) else (blob, True, built, len(blob))
-        with self._lock:
-            self._drop(key)
-            self._copies[key] = copy
-            self._bytes += len(blob)
-            while self._bytes > budget:
-                self._drop(next(iter(self._copies)))
-
-    def _drop(self, key: str) -> None:
-        copy = self._copies.pop(key, None)
-        if copy is not None:
-            self._bytes -= copy[3]
-
-    def clear(self) -> None:
-        with self._lock:
-            self._copies.clear()
-            self._bytes = 0
+def _request_started(**kwargs: Any) -> None:
+    _request.generation = None
+    _request.active = True
 
 
-local_copies = LocalCopies()
+def _request_finished(**kwargs: Any) -> None:
+    _request.active = False
 
 
-def read_cache_clear() -> None:
-    """Empty the read cache: Django's cache (shared by every process) and this process's copies."""
-    cache.clear()
-    local_copies.clear()
+request_started.connect(_request_started, dispatch_uid="core.cache.request_started")
+request_finished.connect(_request_finished, dispatch_uid="core.cache.request_finished")
 
 
-def _fetch(keys: Sequence[str]) -> dict[str, tuple[Any, float]]:
-    """{key: (entry, when it was built)} for the keys of `keys` cached and younger than READ_CACHE_SECONDS,
-    from this process's copies or else from the cache (one round trip). A cache failure raises."""
-    built_after = time.time() - read_cache_seconds()
-    found = local_copies.get_many(keys, built_after=built_after)
-    wanted = [key for key in keys if key not in found]
-    if wanted:
-        for key, blob in cache.get_many(wanted).items():
-            built, entry = pickle.loads(blob)
-            if built > built_after:
-                local_copies.put(key, blob, entry, built)
-                found[key] = (entry, built)
-    return found
+def data_generation() -> int | None:
+    """The current data generation (one query per request); None when it cannot be read, and then nothing is
+    cached."""
+    if getattr(_request, "active", False) and _request.generation is not None:
+        return _request.generation
+    from core.models import DataGeneration
 
-
-def _store(entries: Mapping[str, Any], *, built: float | None = None) -> None:
-    """Cache `entries` ({key: entry}, built now or at `built`) here and in the cache. A cache failure raises,
-    after the copies of this process are kept."""
-    built = time.time() if built is None else built
-    blobs = {key: pickle.dumps((built, entry), pickle.HIGHEST_PROTOCOL) for key, entry in entries.items()}
-    for key, blob in blobs.items():
-        local_copies.put(key, blob, entries[key], built)
-    # Django's Redis set_many sends a SET and an EXPIRE per key; one key takes a single SET.
-    if len(blobs) == 1:
-        cache.set(*next(iter(blobs.items())), timeout=read_cache_seconds())
-    else:
-        cache.set_many(blobs, timeout=read_cache_seconds())
-
-
-# Past this many owners, reading every owner's log rows costs less than looking each one up.
-EVERY_OWNER_FROM = 32
-
-
-def _in(values) -> str:
-    return ", ".join(["%s"] * len(values))
-
-
-def _table_sums(tables: Sequence[str]) -> str:
-    return (f"SELECT -1, table_name, SUM(transactions), SUM(txid_sum), SUM(writes) FROM {TABLE_LOG} "
-            f"WHERE table_name IN ({_in(tables)}) GROUP BY table_name")
-
-
-def owner_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = None) -> tuple[str, dict[int, str]]:
-    """(fingerprint of the shared tables of `scopes`, {owner id: fingerprint of its rows}) in one query,
-    for `owners` (every owner when None). An owner missing from the answer has never had a row; one whose
-    rows were deleted is still there, under the fingerprint of the deletion."""
-    scopes = frozenset(scopes)
-    _, shared_tables = ownership(scopes)
-    scope_list = sorted(scopes)
-    # No tool has id 0: an empty list still asks for the shared tables in the same round trip.
-    asked = [] if owners is None else list(owners) or [0]
-    owner_filter = "" if owners is None else f" AND owner_id IN ({_in(asked)})"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            # An owner's sums over all the scopes asked for move with any write to any of them: one row each.
-            f"SELECT owner_id, '', SUM(transactions), SUM(txid_sum), SUM(writes) FROM {OWNER_LOG} "
-            f"WHERE scope IN ({_in(scope_list)}){owner_filter} GROUP BY owner_id "
-            f"UNION ALL {_table_sums([*shared_tables, EVERY_TABLE])} ORDER BY 1, 2",
-            [*scope_list, *asked, *shared_tables, EVERY_TABLE],
-        )
-        rows = cursor.fetchall()
-    shared = [row[1:] for row in rows if row[0] < 0]
-    fingerprints = {owner: f"{transactions}:{txid_sum}:{writes}"
-                    for owner, _, transactions, txid_sum, writes in rows if owner >= 0}
-    return hashlib.blake2b(repr(shared).encode(), digest_size=16).hexdigest(), fingerprints
-
-
-@dataclass(frozen=True)
-class Fingerprints:
-    """What owner_fingerprints answered for `scopes`: the shared tables' fingerprint and each owner's
-    (every owner's when `owners` was None)."""
-
-    scopes: tuple[str, ...]
-    shared: str
-    owners: dict[int, str]
-
-
-def read_fingerprints(scopes: Iterable[str], owners: Sequence[int] | None = None) -> Fingerprints | None:
-    """The fingerprints of `scopes` (one query), to share between several reads of one request; None when
-    nothing is cached (caching off, another database, or the query failed)."""
-    scopes = tuple(sorted(set(scopes)))
-    if read_cache_seconds() <= 0 or connection.vendor not in ("postgresql", "sqlite"):
-        return None
     try:
-        shared, per_owner = owner_fingerprints(scopes, owners)
+        number = DataGeneration.objects.filter(pk=DataGeneration.ONLY).values_list("number", flat=True).first()
+        number = DataGeneration.objects.first_number() if number is None else number
     except DatabaseError:
-        logger.warning("owner fingerprints unavailable; computing %s", scopes, exc_info=True)
+        logger.warning("data generation unavailable; pages are computed", exc_info=True)
         return None
-    return Fingerprints(scopes, shared, per_owner)
+    if getattr(_request, "active", False):
+        _request.generation = number
+    return number
 
 
-def shared_read(
-    *, kind: str, fingerprints: Fingerprints | None, key: Sequence[str], build: Callable[[], Any]
-) -> Any:
-    """A piece that shows shared rows only (no owner's), for the values in `key`, cached under the shared
-    tables' fingerprint of `fingerprints` (from read_fingerprints); computed when there are none."""
-    if fingerprints is None:
-        return build()
-    group = ("shared", *key)
-    return per_group_read(kind=kind, scopes=fingerprints.scopes, groups={group: []},
-                          build=lambda groups: {group: build()}, fingerprints=fingerprints)[group]
+def generation_bump() -> int:
+    """Move the data generation on (committed at once) and ask for the canonical pages to be warmed."""
+    from core.models import DataGeneration
+
+    if not DataGeneration.objects.filter(pk=DataGeneration.ONLY).update(number=F("number") + 1):
+        DataGeneration.objects.first_number()
+    _request.generation = None
+    generation = data_generation() or 0
+    if settings.READ_CACHE_WARM and read_cache_seconds() > 0:
+        _enqueue_warm(generation)
+    return generation
 
 
-def per_group_read(
-    *,
-    kind: str,
-    scopes: Iterable[str],
-    groups: Mapping[Any, Sequence[int]],
-    build: Callable[[list[Any]], Mapping[Any, Any]],
-    vary: Sequence[str] = (),
-    fingerprints: Fingerprints | None = None,
-) -> dict[Any, Any]:
-    """{group: piece} for `groups` (a key: the owners whose rows the piece shows), each piece cached under
-    the rows of its owners and the shared rows of `scopes`.
+def _enqueue_warm(generation: int) -> None:
+    from celery import current_app
 
-    `build(missing)` returns the pieces of the groups not cached (it may leave out a group whose rows are
-    gone). `kind` names the piece; `vary` adds what else it depends on (a host for absolute URLs, ...). A
-    piece shows nothing of owners outside its group and nothing that depends on other groups.
-    `fingerprints` (from read_fingerprints for the same scopes, covering these owners) saves the query.
-    """
-    groups = {group: owners if len(owners) == 1 else sorted(set(owners)) for group, owners in groups.items()}
-    if not groups:
-        return {}
-    if fingerprints is None:
-        wanted = sorted({owner for owners in groups.values() for owner in owners})
-        fingerprints = read_fingerprints(scopes, None if len(wanted) > EVERY_OWNER_FROM else wanted)
-    elif fingerprints.scopes != tuple(sorted(set(scopes))):
-        raise ValueError(f"fingerprints of {fingerprints.scopes} cannot key pieces of {sorted(set(scopes))}")
-    if fingerprints is None:
-        return dict(build(list(groups)))
-    keys = {}
-    # A page may ask for hundreds of pieces: what their keys share is joined once.
-    head = "\0".join([code_version(), kind])
-    tail = "\0".join([fingerprints.shared, *fingerprints.scopes, *vary])
-    prints = fingerprints.owners
-    for group, owners in groups.items():
-        # A piece of an owner that has never had a row (none yet) is computed, never stored.
-        if all(owner in prints for owner in owners):
-            figures = "\0".join(f"{owner}={prints[owner]}" for owner in owners)
-            raw = f"{head}\0{group!r}\0{figures}\0{tail}"
-            keys[group] = OWNED_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
     try:
-        found = _fetch(list(keys.values()))
-    except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the pieces
-        logger.warning("read cache unavailable; computing %s", kind, exc_info=True)
-        return dict(build(list(groups)))
-    pieces = {group: found[key][0] for group, key in keys.items() if key in found}
-    missing = [group for group in groups if group not in pieces]
-    if missing:
-        built = dict(build(missing))
-        pieces.update(built)
-        try:
-            _store({keys[group]: piece for group, piece in built.items() if group in keys})
-        except Exception:  # noqa: BLE001
-            logger.warning("read cache unavailable; not storing %s", kind, exc_info=True)
-    return {group: pieces[group] for group in groups if group in pieces}
+        current_app.send_task("core.tasks.pages_warm_task", args=[generation], countdown=WARM_DELAY_SECONDS)
+    except Exception:  # noqa: BLE001 - a broker outage costs the warming only
+        logger.warning("could not enqueue page warming for generation %s", generation, exc_info=True)
 
 
-def filters_key(filters: Mapping[str, Any]) -> str:
-    """`filters` ({name: value}) as a piece's `vary`: by name, model instances by their primary key."""
-    return repr(sorted((name, getattr(value, "pk", value)) for name, value in filters.items()))
+def generation_bump_on_commit() -> None:
+    """Bump the generation when the current transaction commits (at once outside one); once per transaction."""
+    pending = connection.run_on_commit
+    if any(callback is generation_bump for _, callback, *_ in pending):
+        return
+    transaction.on_commit(generation_bump)
 
 
-def every_owner_read(*, kind: str, fingerprints: Fingerprints | None, build: Callable[[], Any],
-                     vary: Sequence[str] = ()) -> Any:
-    """A piece that depends on every owner's rows (who the tools are, in which order), cached under all of
-    them: `fingerprints` must be read_fingerprints for every owner. Computed when there are none."""
-    if fingerprints is None:
-        return build()
-    every_owner = "every owner"
-    return per_group_read(
-        kind=kind, scopes=fingerprints.scopes, groups={every_owner: sorted(fingerprints.owners)},
-        build=lambda groups: {every_owner: build()}, vary=vary, fingerprints=fingerprints,
-    )[every_owner]
+def _shown_write(**kwargs: Any) -> None:
+    if not kwargs.get("raw"):
+        generation_bump_on_commit()
 
 
-def per_owner_read(
-    *,
-    kind: str,
-    scopes: Iterable[str],
-    owners: Sequence[int],
-    build: Callable[[list[int]], Mapping[int, Any]],
-    vary: Sequence[str] = (),
-    fingerprints: Fingerprints | None = None,
-) -> dict[int, Any]:
-    """{owner: piece} for `owners`, each piece showing the rows of its owner alone (and shared rows):
-    per_group_read with one group per owner."""
-    return per_group_read(kind=kind, scopes=scopes, groups={owner: [owner] for owner in owners}, build=build,
-                          vary=vary, fingerprints=fingerprints)
+def shown_models() -> list[type[Model]]:
+    """The models whose rows some page or API read shows (the link tables of many-to-many fields included)."""
+    return [
+        model
+        for label in SHOWN_APPS if label in apps.app_configs
+        for model in apps.get_app_config(label).get_models(include_auto_created=True)
+        if model._meta.label_lower not in NOT_SHOWN
+    ]
 
 
-def data_fingerprint(scopes: Iterable[str]) -> str:
-    """A short hash of the current state of every table in `scopes`, as this connection sees it (one query)."""
-    tables = [*scoped_tables(frozenset(scopes)), EVERY_TABLE]
-    with connection.cursor() as cursor:
-        cursor.execute(f"{_table_sums(tables)} ORDER BY 2", tables)
-        rows = cursor.fetchall()
-    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+def connect_generation_signals() -> None:
+    # Connected per model: a receiver for every sender would make every bulk delete fetch its rows.
+    for model in shown_models():
+        for signal in (post_save, post_delete, m2m_changed):
+            uid = f"core.cache.generation.{model._meta.label_lower}"
+            signal.connect(_shown_write, sender=model, dispatch_uid=uid)
 
 
-def _keep_everything(value: Any) -> bool:
-    return True
+def _cache_key(generation: int, location: Sequence[str], vary: Sequence[str]) -> str:
+    raw = "\0".join([code_version(), *location, *vary])
+    return PAGE_KEY.format(generation=generation, digest=hashlib.sha256(raw.encode()).hexdigest())
 
 
 def cached_read(
     *,
     request: HttpRequest,
-    scopes: Iterable[str],
     build: Callable[[], Any],
-    keep: Callable[[Any], bool] = _keep_everything,
+    keep: Callable[[Any], bool] = lambda result: True,
     vary: Sequence[str] = (),
+    by_host: bool = False,
 ) -> tuple[Any, int]:
-    """The result of `build()` for this URL (host, path and query) and the current data of `scopes`,
-    and when it was computed (epoch seconds): the result cannot be older than that.
+    """(`build()` for this URL at the current data generation, when it was computed in epoch seconds).
 
-    `vary` adds what else the result depends on (for instance which probe targets this process has a key
-    for), so processes that differ in it never share an entry.
-
-    `build()` runs when nothing is cached; its result is stored only if `keep(result)` is true. The
-    result must pickle. Only GET/HEAD reads that show nothing user-specific belong here.
+    The key is the path and query string (and the scheme and host when `by_host`: API answers carry
+    absolute URLs), plus `vary` for what else the result depends on, such as which probe keys the serving
+    process has. The result is stored only if `keep(result)`; it must pickle. Only reads that show nothing
+    user-specific belong here.
     """
-    timeout = read_cache_seconds()
-    # The write log's triggers are written for PostgreSQL and SQLite; on any other database nothing is cached.
-    if timeout <= 0 or connection.vendor not in ("postgresql", "sqlite"):
+    if read_cache_seconds() <= 0:
         return build(), int(time.time())
-    scopes = tuple(sorted(set(scopes)))
-    location = [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", "")]
-    try:
-        fingerprint = data_fingerprint(scopes)
-    except DatabaseError:
-        # A database migrated without core's write log: like a cache outage, this only costs speed.
-        logger.warning("data fingerprint unavailable; computing %s", request.path, exc_info=True)
+    generation = data_generation()
+    if generation is None:
         return build(), int(time.time())
-    raw = "\0".join([code_version(), *location, *scopes, fingerprint, *vary])
-    key = ENTRY_KEY.format(digest=hashlib.sha256(raw.encode()).hexdigest())
+    location = [request.path, request.META.get("QUERY_STRING", "")]
+    if by_host:
+        location += [request.scheme, request.get_host()]
+    key = _cache_key(generation, location, vary)
     try:
-        found = _fetch([key])
+        found = cache.get(key)
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the read
-        logger.warning("read cache unavailable; computing %s", request.path, exc_info=True)
+        cache_outage.started("page cache")
         return build(), int(time.time())
-    if key in found:
-        result, built = found[key]
-        return result, int(built)
+    cache_outage.ended()
+    if found is not None:
+        built, result = found
+        return result, built
     built = int(time.time())
     result = build()
     if keep(result):
         try:
-            _store({key: result}, built=built)
+            cache.set(key, (built, result), timeout=read_cache_seconds())
         except Exception:  # noqa: BLE001
-            logger.warning("read cache unavailable; not storing %s", request.path, exc_info=True)
+            cache_outage.started("page cache")
     return result, built
+
+
+def cached_page(*, vary: Callable[[], Sequence[str]] | None = None) -> Callable:
+    """Serve a page from the page cache; responses say `X-Page-Cache: hit` or `miss`. The pages show nothing
+    user-specific, so the URL, the generation and `vary()` identify the HTML."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        # A read-only page gains nothing from ATOMIC_REQUESTS: without it a hit costs one round trip.
+        @transaction.non_atomic_requests
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if read_cache_seconds() <= 0 or request.method not in ("GET", "HEAD"):
+                return view(request, *args, **kwargs)
+            rendered: list[HttpResponse] = []
+
+            def build() -> tuple[int, bytes]:
+                rendered.append(view(request, *args, **kwargs))
+                return rendered[0].status_code, rendered[0].content
+
+            (status, body), _ = cached_read(
+                request=request, build=build, keep=lambda page: page[0] in CACHEABLE_STATUSES,
+                vary=vary() if vary else (),
+            )
+            response = rendered[0] if rendered else HttpResponse(body, status=status)
+            response["X-Page-Cache"] = "miss" if rendered else "hit"
+            return response
+
+        return wrapper
+
+    return decorate
+
+
+class PerGeneration:
+    """One value per data generation, built once by this process and shared by every request (a snapshot of
+    the catalog for the wizard, say); built afresh, and not kept, when the generation cannot be read."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._kept: tuple[int, Any] | None = None
+        self._lock = threading.Lock()
+        _per_generation.append(self)
+
+    def get(self) -> Any:
+        generation = data_generation() if read_cache_seconds() > 0 else None
+        if generation is None:
+            return self._build()
+        kept = self._kept
+        if kept is not None and kept[0] == generation:
+            return kept[1]
+        with self._lock:
+            if self._kept is None or self._kept[0] != generation:
+                self._kept = (generation, self._build())
+            return self._kept[1]
+
+    def clear(self) -> None:
+        self._kept = None
+
+
+_per_generation: list[PerGeneration] = []
+
+
+def page_cache_clear() -> None:
+    """Empty the page cache and every per-generation value of this process."""
+    cache.clear()
+    for kept in _per_generation:
+        kept.clear()
+
+
+def pages_warm(*, generation: int) -> int:
+    """Render the canonical pages (settings.PAGE_CACHE_WARM_PATHS) into the cache if `generation` is still
+    the current one; returns how many were rendered (0 when a newer bump has its own warming queued)."""
+    from django.test import Client
+
+    if read_cache_seconds() <= 0 or data_generation() != generation:
+        return 0
+    scheme, _, host = settings.SITE_URL.partition("://")
+    client = Client(HTTP_HOST=host.rstrip("/"), secure=scheme == "https")
+    rendered = 0
+    for path in import_string(settings.PAGE_CACHE_WARM_PATHS)():
+        if data_generation() != generation:
+            break
+        response = client.get(path)
+        rendered += response.status_code == 200
+    return rendered

@@ -16,17 +16,21 @@ from django.http import HttpRequest, HttpResponseBase
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.http import http_date
 
+from core.cache import cache_outage
+
 FIRST_SEEN_TTL_SECONDS = 30 * 24 * 3600
 CACHE_KEY_PREFIX = "api:etag-first-seen:"
 
 
 def _first_seen(etag_hash: str) -> int:
     key = CACHE_KEY_PREFIX + etag_hash
-    seen = cache.get(key)
-    if seen is None:
+    try:
         cache.add(key, int(time.time()), timeout=FIRST_SEEN_TTL_SECONDS)
-        seen = cache.get(key) or int(time.time())
-    return int(seen)
+        seen = cache.get(key)
+    except Exception:  # noqa: BLE001 - without the cache the date is now: a client refetches, never a stale 304
+        cache_outage.started("conditional GET")
+        return int(time.time())
+    return int(seen or time.time())
 
 
 def conditional_get(

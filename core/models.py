@@ -1,5 +1,6 @@
 """Model bases every app shares, and who changed what and when, for every write that goes through a service."""
 import functools
+import secrets
 from typing import Any
 
 from django.conf import settings
@@ -56,50 +57,24 @@ class AuditEntry(models.Model):
         return f"{self.username or 'system'} {self.action} {self.object_type}:{self.object_id}"
 
 
-class WriteLogRow(models.Model):
-    """What a row of the write log counts (core.write_log): `transactions` is 1 and `txid_sum` the
-    transaction's id (on SQLite, a random mark set anew by every write), and `writes` counts the statements
-    (on SQLite, the rows) it wrote; a folded row (txid 0) keeps the sums of the rows it replaced."""
-
-    txid = models.BigIntegerField()
-    transactions = models.BigIntegerField()
-    txid_sum = models.BigIntegerField()
-    writes = models.BigIntegerField()
-
-    class Meta:
-        abstract = True
+class DataGenerationManager(models.Manager):
+    def first_number(self) -> int:
+        """The number of the one row, created where it is missing (a new or flushed database) at a random
+        number, so that a database flushed or restored never counts through numbers whose pages may still
+        be cached."""
+        row, _ = self.get_or_create(pk=DataGeneration.ONLY, defaults={"number": secrets.randbits(48)})
+        return row.number
 
 
-class TableWrite(WriteLogRow):
-    """The writes one transaction made to one table that a cached read may show, kept by database triggers
-    (core.write_log) so that the read cache's fingerprint (core.cache) reads a few rows of this table instead
-    of every row of the catalog.
+class DataGeneration(models.Model):
+    """The data generation: one row whose number moves after every committed write that pages show
+    (core.cache keys the page cache by it)."""
 
-    A row is (table, transaction). core.write_log.write_log_compact folds the rows of committed transactions
-    into one row per table (txid 0) that keeps the three sums, so compacting moves no fingerprint. The table
-    name "*" stands for every table: a TRUNCATE, or the installing of the triggers.
-    """
+    ONLY = 1
 
-    table_name = models.CharField(max_length=100)
+    number = models.BigIntegerField()
 
-    class Meta:
-        db_table = "atlas_table_write"
-        constraints = [models.UniqueConstraint(fields=["table_name", "txid"], name="atlas_table_write_once")]
+    objects = DataGenerationManager()
 
     def __str__(self) -> str:
-        return f"{self.table_name} in transaction {self.txid}"
-
-
-class OwnerWrite(WriteLogRow):
-    """Like TableWrite, per cache scope and owner (a tool): the writes one transaction made to the rows of
-    one tool, whichever of its tables they were in (core.cache keys each tool's cached pieces by them)."""
-
-    scope = models.CharField(max_length=30)
-    owner_id = models.BigIntegerField()
-
-    class Meta:
-        db_table = "atlas_owner_write"
-        constraints = [models.UniqueConstraint(fields=["scope", "owner_id", "txid"], name="atlas_owner_write_once")]
-
-    def __str__(self) -> str:
-        return f"{self.scope} of owner {self.owner_id} in transaction {self.txid}"
+        return f"data generation {self.number}"

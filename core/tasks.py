@@ -5,7 +5,7 @@ from celery import shared_task
 
 
 @shared_task(ignore_result=True)
-def write_log_compact_task() -> int:
-    from core.write_log import write_log_compact
+def pages_warm_task(generation: int) -> int:
+    from core.cache import pages_warm
 
-    return write_log_compact()
+    return pages_warm(generation=generation)

@@ -18,7 +18,6 @@ from rest_framework.reverse import reverse
 
 from catalog.models import Tool
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
-from core.cache import every_owner_read, filters_key, per_owner_read, read_fingerprints
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
@@ -454,7 +453,7 @@ class ProbeRunDetailApi(Api):
 
 
 class SummaryListApi(ListApi):
-    cache_scopes = ("probes",)
+    cached = True
     csv_filename = "probe-summaries"
     csv_serializer_class = MeasurementSummaryOutputSerializer
 
@@ -498,26 +497,8 @@ class SummaryListApi(ListApi):
         for name in ("target", "tool"):
             if filters.get(name):
                 filters[name] = filters[name].slug
-        # Which summaries, in which order, depends on every target and is cached under every tool's rows;
-        # a tool's rows depend on its targets alone and are cached under that tool's rows.
-        fingerprints = read_fingerprints(self.cache_scopes)
-        order = every_owner_read(kind="summary-list-order", fingerprints=fingerprints,
-                                 vary=[filters_key(filters)],
-                                 build=lambda: selectors.measurement_summary_order(filters=filters))
-
-        def build(missing: list[int]) -> dict[int, dict[int, dict[str, Any]]]:
-            summaries = list(selectors.measurement_summary_list(filters={"tool_ids": missing}))
-            rows: dict[int, dict[int, dict[str, Any]]] = {tool_id: {} for tool_id in missing}
-            serialized = MeasurementSummaryOutputSerializer(summaries, many=True).data
-            for summary, row in zip(summaries, serialized, strict=True):
-                rows[summary.target.tool_id][summary.pk] = row
-            return rows
-
-        cached = per_owner_read(kind="summary-api-rows", scopes=self.cache_scopes,
-                                owners=sorted({tool_id for _, tool_id in order}), build=build,
-                                fingerprints=fingerprints)
-        return list_response(rows=[cached[tool_id][summary_id] for summary_id, tool_id in order
-                                   if summary_id in cached.get(tool_id, {})])
+        summaries = selectors.measurement_summary_list(filters=filters)
+        return list_response(rows=MeasurementSummaryOutputSerializer(summaries, many=True).data)
 
 
 class CompatCellSerializer(serializers.Serializer):
@@ -537,7 +518,7 @@ class CompatCellSerializer(serializers.Serializer):
 
 
 class CompatMatrixApi(ListApi):
-    cache_scopes = ("probes",)
+    cached = True
     csv_filename = "probe-compat"
     csv_serializer_class = CompatCellSerializer
 

@@ -167,7 +167,7 @@ class ModelListOutputSerializer(serializers.Serializer):
 
 
 class ModelListApi(ListApi):
-    cache_scopes = ("catalog", "probes")
+    cached = True
     csv_filename = "models"
     csv_serializer_class = ModelListOutputSerializer
 
@@ -182,7 +182,7 @@ class ModelListApi(ListApi):
 
 
 class ModelDetailApi(ListApi):
-    cache_scopes = ("catalog", "probes")
+    cached = True
     csv_filename = "model"
     csv_serializer_class = ModelOfferingOutputSerializer
 

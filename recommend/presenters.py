@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from recommend.selectors import SourceLabel, recommendation_source_keys, sources_for
+from recommend.selectors import SourceLabel, answer_sources, recommendation_source_keys
 from scoring.breakeven import GpuCost, ProviderCost, Workload, break_even_tokens_per_day
 from scoring.fit import FitInput, FitResult
 from scoring.ranking import (
@@ -68,7 +68,7 @@ def provider_evidence_note(recommendation: Recommendation) -> str | None:
 
 
 def recommendation_as_dict(recommendation: Recommendation) -> dict:
-    labels = sources_for(keys=recommendation_source_keys(recommendation))
+    labels = answer_sources(keys=recommendation_source_keys(recommendation))
     return {
         "results": [
             {

@@ -1,12 +1,17 @@
 """Reads for the recommendation pages: catalog and probe rows turned into scoring's plain values.
 
-Each selector runs a fixed number of queries however many tools, prices or measurements exist.
+What the wizard, the fit calculator and the break-even page read is one snapshot of the catalog, built once
+per data generation by each process and shared by every request (core.cache.PerGeneration): an answer then
+costs one query, for the generation. Each selector runs a fixed number of queries however many tools,
+prices or measurements exist.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
+
+from core.cache import PerGeneration
 
 from catalog.models import (
     Caveat,
@@ -64,7 +69,7 @@ def _tools_with_relations() -> QuerySet[Tool]:
     )
 
 
-def catalog_data() -> CatalogData:
+def _catalog_data() -> CatalogData:
     tools: dict[str, ToolInfo] = {}
     for tool in _tools_with_relations():
         tools[tool.slug] = ToolInfo(
@@ -172,15 +177,22 @@ class SourceLabel:
     verified_on: str | None
 
 
-def sources_for(*, keys: set[str]) -> dict[str, SourceLabel]:
+def source_labels(*, keys: set[str] | None = None) -> dict[str, SourceLabel]:
+    """The label of every source (of `keys` only, when given), and of this site's own measurements."""
+    sources = Source.objects.all() if keys is None else Source.objects.filter(key__in=keys)
     labels = {
         source.key: SourceLabel(source.key, source.title, source.url,
                                 str(source.verified_on) if source.verified_on else None)
-        for source in Source.objects.filter(key__in=keys - {MEASURED})
+        for source in sources
     }
-    if MEASURED in keys:
-        labels[MEASURED] = SourceLabel(MEASURED, MEASURED_LABEL, "", None)
+    labels[MEASURED] = SourceLabel(MEASURED, MEASURED_LABEL, "", None)
     return labels
+
+
+def answer_sources(*, keys: set[str]) -> dict[str, SourceLabel]:
+    """The labels of `keys`, from the snapshot the answer was computed from."""
+    labels = snapshot().sources
+    return {key: labels[key] for key in keys if key in labels}
 
 
 def recommendation_source_keys(recommendation: Recommendation) -> set[str]:
@@ -205,11 +217,11 @@ def use_cases_naming(*, tool: Tool) -> list[UseCaseRecommendation]:
     )
 
 
-def hardware_spec_list() -> QuerySet[HardwareSpec]:
+def _hardware_specs() -> QuerySet[HardwareSpec]:
     return HardwareSpec.objects.select_related("source").order_by("position", "name")
 
 
-def token_prices(*, model: str | None = None) -> list[TokenPrice]:
+def _token_prices() -> list[TokenPrice]:
     items = PriceItem.objects.filter(
         unit=PriceItem.Unit.PER_MTOK, tier=PriceItem.Tier.ON_DEMAND, tool__kind=Tool.Kind.PROVIDER,
         input_usd_per_mtok__isnull=False, output_usd_per_mtok__isnull=False,
@@ -222,12 +234,10 @@ def token_prices(*, model: str | None = None) -> list[TokenPrice]:
         )
         for item in items
     ]
-    if model is None:
-        return prices
-    return [price for price in prices if normalize_model(price.item) == model]
+    return prices
 
 
-def gpu_prices() -> list[GpuPrice]:
+def _gpu_prices() -> list[GpuPrice]:
     items = PriceItem.objects.filter(unit=PriceItem.Unit.PER_HOUR, amount_usd__isnull=False).select_related(
         "tool", "source"
     ).order_by("amount_usd", "tool__name", "id")
@@ -245,9 +255,53 @@ def _date(value) -> str | None:
     return str(value) if value else None
 
 
-def priced_models() -> list[tuple[str, int]]:
+def _priced_models(prices: list[TokenPrice]) -> list[tuple[str, int]]:
     """Models with a per-token price, most widely priced first: (normalized name, provider count)."""
     counts: dict[str, set[str]] = {}
-    for price in token_prices():
+    for price in prices:
         counts.setdefault(normalize_model(price.item), set()).add(price.tool)
     return sorted(((model, len(tools)) for model, tools in counts.items()), key=lambda item: (-item[1], item[0]))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the answers read, as plain values and model instances that no request changes."""
+
+    catalog: CatalogData
+    sources: dict[str, SourceLabel]
+    hardware_specs: tuple[HardwareSpec, ...]
+    token_prices: tuple[TokenPrice, ...]
+    gpu_prices: tuple[GpuPrice, ...]
+    priced_models: tuple[tuple[str, int], ...]
+
+
+def _snapshot() -> Snapshot:
+    prices = _token_prices()
+    return Snapshot(
+        catalog=_catalog_data(), sources=source_labels(), hardware_specs=tuple(_hardware_specs()),
+        token_prices=tuple(prices), gpu_prices=tuple(_gpu_prices()), priced_models=tuple(_priced_models(prices)),
+    )
+
+
+snapshot = PerGeneration(_snapshot).get
+
+
+def catalog_data() -> CatalogData:
+    return snapshot().catalog
+
+
+def hardware_spec_list() -> tuple[HardwareSpec, ...]:
+    return snapshot().hardware_specs
+
+
+def token_prices(*, model: str | None = None) -> list[TokenPrice]:
+    prices = snapshot().token_prices
+    return [price for price in prices if model is None or normalize_model(price.item) == model]
+
+
+def gpu_prices() -> list[GpuPrice]:
+    return list(snapshot().gpu_prices)
+
+
+def priced_models() -> list[tuple[str, int]]:
+    return list(snapshot().priced_models)

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from catalog.models import UseCase
+from core.cache import cached_page
 from recommend.forms import BreakEvenForm, FitForm, WizardForm
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
@@ -14,7 +15,7 @@ from recommend.selectors import (
     gpu_prices,
     hardware_spec_list,
     priced_models,
-    sources_for,
+    source_labels,
     token_prices,
     tool_names,
     use_case_get,
@@ -65,6 +66,7 @@ def _render_form_page(request, template: str, form, result, **context) -> HttpRe
     }, status=status)
 
 
+@cached_page()
 def use_cases(request: HttpRequest) -> HttpResponse:
     groups: dict[str, dict] = {}
     for use_case in use_case_list():
@@ -76,6 +78,7 @@ def use_cases(request: HttpRequest) -> HttpResponse:
     })
 
 
+@cached_page()
 def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         use_case = use_case_get(slug=slug)
@@ -99,7 +102,7 @@ def _calculator_links(profile) -> dict[str, str]:
     fit = {"context_tokens": profile.context_tokens, "concurrency": profile.concurrency}
     break_even: dict[str, object] = {}
     spec = FIT_HARDWARE_BY_ANSWER.get(profile.hardware)
-    if spec and hardware_spec_list().filter(slug=spec[0]).exists():
+    if spec and any(known.slug == spec[0] for known in hardware_spec_list()):
         fit.update(hardware=spec[0], devices=spec[1])
         break_even["gpu_count"] = spec[1]
     return {
@@ -138,6 +141,7 @@ GUIDE_RULE_NOTES = {
 }
 
 
+@cached_page()
 def engine_guide(request: HttpRequest) -> HttpResponse:
     names = tool_names(slugs=[rule.tool for rule in GUIDE_RULES])
     rules = [
@@ -147,7 +151,7 @@ def engine_guide(request: HttpRequest) -> HttpResponse:
     ]
     return render(request, "recommend/engine_guide.html", {
         "guide_rules": rules,
-        "page_sources": sorted(sources_for(keys={ENGINE_GUIDE, QUANTIZATION_GUIDE}).values(), key=lambda s: s.key),
+        "page_sources": sorted(source_labels(keys={ENGINE_GUIDE, QUANTIZATION_GUIDE}).values(), key=lambda s: s.key),
     })
 
 
@@ -160,6 +164,7 @@ def _with_defaults(query, form_class) -> object:
     return data
 
 
+@cached_page()
 def wizard(request: HttpRequest) -> HttpResponse:
     form = WizardForm(_with_defaults(request.GET, WizardForm) if request.GET else None)
     result = None
@@ -170,6 +175,7 @@ def wizard(request: HttpRequest) -> HttpResponse:
     return _render_form_page(request, "recommend/wizard.html", form, result)
 
 
+@cached_page()
 def fit(request: HttpRequest) -> HttpResponse:
     specs = list(hardware_spec_list())
     form = FitForm(request.GET or None, hardware_specs=specs)
@@ -185,6 +191,7 @@ def fit(request: HttpRequest) -> HttpResponse:
     )
 
 
+@cached_page()
 def break_even(request: HttpRequest) -> HttpResponse:
     models = priced_models()
     form = BreakEvenForm(request.GET or None, models=models)

@@ -5,15 +5,16 @@ import pytest
 ARTIFACTS_DIR = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def fresh_cache():
-    """The read cache, API throttle buckets and ETag dates live in Redis (this run's own db index), the read
-    cache also in this process's copies: a test that uses this starts and ends with them empty."""
-    from core.cache import read_cache_clear
+    """The page cache, API throttle buckets and ETag dates live in Redis (this run's own db index), and a test
+    database rolled back to its start has the same data generation as the test before: every test starts and
+    ends with them empty."""
+    from core.cache import page_cache_clear
 
-    read_cache_clear()
+    page_cache_clear()
     yield
-    read_cache_clear()
+    page_cache_clear()
 
 
 @pytest.fixture
@@ -42,3 +43,18 @@ def llama_server(tmp_path_factory):
         yield engine
     finally:
         stop_engine(engine)
+
+
+@pytest.fixture(autouse=True)
+def generation_moves_inside_test_transactions(request, monkeypatch):
+    """pytest-django runs a test that is not marked transaction=True inside a transaction it rolls back, never
+    commits, so the data generation's after-commit bump would never run there: those tests bump at once, as
+    the commit would. Tests of the commit itself (tests/core/test_cache.py) are marked transaction=True."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = (marker is not None and marker.kwargs.get("transaction")) or any(
+        name in request.fixturenames for name in ("transactional_db", "live_server", "django_db_serialized_rollback")
+    )
+    if not transactional:
+        import core.cache
+
+        monkeypatch.setattr(core.cache, "generation_bump_on_commit", core.cache.generation_bump)

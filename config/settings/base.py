@@ -81,7 +81,7 @@ REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "core.cache_backends.RedisCache",
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env("DJANGO_CACHE_PREFIX", default="atlas"),
             # A cache that stops answering must slow pages down, not hang them.
@@ -89,13 +89,22 @@ if REDIS_URL:
         }
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Files, not per-process memory: the web server, the worker (which warms pages) and beat share them.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 2000},
+        }
+    }
 
-# Seconds a cached page or API read may live; entries are keyed by the data they were built from,
-# so this is only a safety net for writes no fingerprint sees. 0 turns the read cache off.
+# Seconds a cached page or API read may live (entries are keyed by the data generation, so this bounds
+# the space that superseded entries take). 0 turns the page cache off.
 READ_CACHE_SECONDS = env.int("READ_CACHE_SECONDS", default=300)
-# Bytes of read-cache entries each process also keeps in its own memory (core.cache.LocalCopies); 0: none.
-READ_CACHE_LOCAL_BYTES = env.int("READ_CACHE_LOCAL_BYTES", default=32 * 1024 * 1024)
+# After each bump a worker renders the canonical pages (PAGE_CACHE_WARM_PATHS) for the site at SITE_URL.
+READ_CACHE_WARM = env.bool("READ_CACHE_WARM", default=True)
+PAGE_CACHE_WARM_PATHS = "config.canonical.canonical_paths"
+SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -232,12 +241,6 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "probes.tasks.probe_runs_recover_task",
             "schedule": 300.0,
             "options": {"expires": 240},
-        },
-        # The read cache's write log grows by a row per write transaction until folded (core.write_log).
-        "read-cache-compact-write-log": {
-            "task": "core.tasks.write_log_compact_task",
-            "schedule": 600.0,
-            "options": {"expires": 540},
         },
     }
 )

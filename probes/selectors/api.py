@@ -12,14 +12,12 @@ from probes.models import CompatStatus, MeasurementSummary
 
 # What the API shows of a summary; leaving out the timestamps of both rows halves the decoding work.
 SUMMARY_FIELDS = (
-    "target", "target__slug", "target__name", "target__tool", "workload", "concurrency", "samples", "samples_72h",
-    "success_rate", "success_rate_72h", "metrics", "first_run_at", "last_run_at", "last_run",
+    "target", "target__slug", "target__name", "workload", "concurrency", "samples", "samples_72h", "success_rate",
+    "success_rate_72h", "metrics", "first_run_at", "last_run_at", "last_run",
 )
 
 
 def measurement_summary_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[MeasurementSummary]:
-    """Summaries by target, workload and concurrency; `filters`: target and tool (slugs), tool_ids, workload,
-    concurrency."""
     filters = filters or {}
     queryset = (
         MeasurementSummary.objects.select_related("target")
@@ -30,19 +28,11 @@ def measurement_summary_list(*, filters: Mapping[str, Any] | None = None) -> Que
         queryset = queryset.filter(target__slug=filters["target"])
     if filters.get("tool"):
         queryset = queryset.filter(target__tool__slug=filters["tool"])
-    if filters.get("tool_ids") is not None:
-        queryset = queryset.filter(target__tool_id__in=filters["tool_ids"])
     if filters.get("workload"):
         queryset = queryset.filter(workload=filters["workload"])
     if filters.get("concurrency"):
         queryset = queryset.filter(concurrency=filters["concurrency"])
     return queryset
-
-
-def measurement_summary_order(*, filters: Mapping[str, Any] | None = None) -> list[tuple[int, int]]:
-    """(summary id, its tool's id) of the summaries measurement_summary_list returns, in its order (one
-    query), for a caller that has the rows cached per tool."""
-    return list(measurement_summary_list(filters=filters).values_list("pk", "target__tool_id"))
 
 
 def compat_status_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[CompatStatus]:

@@ -262,23 +262,6 @@ def _choose_option(
     return chosen, notices
 
 
-def audience_members(*, audience: str) -> tuple[list[int], list[tuple[str, list[int]]]]:
-    """(ids of every tool of `audience`, and per model the audience offers, in the order of
-    probes.selectors.models.model_comparisons, the ids of those of its tools offering it), in one query:
-    whose rows the dashboard of `audience` and each model's comparison on its page may show."""
-    tools = Tool.objects.filter(kind=Tool.Kind.PROVIDER) if audience == PROVIDERS else Tool.objects.exclude(
-        kind=Tool.Kind.PROVIDER)
-    ids: set[int] = set()
-    members: dict[str, list[int]] = {}
-    for tool_id, model_slug in tools.order_by(
-        "model_offerings__model__position", "model_offerings__model__name", "model_offerings__model_id", "pk"
-    ).values_list("pk", "model_offerings__model__slug"):
-        ids.add(tool_id)
-        if model_slug is not None:
-            members.setdefault(model_slug, []).append(tool_id)
-    return sorted(ids), list(members.items())
-
-
 def dashboard_for(
     *,
     audience: str,

@@ -320,19 +320,6 @@ def model_comparisons(
     return comparisons
 
 
-def model_members(*, slugs: Iterable[str] | None = None) -> list[tuple[str, list[int]]]:
-    """(model slug, ids of every tool offering it) of every model (those named by `slugs`), models no tool
-    offers included, in the order of model_comparisons: which tools a model's page or index row shows,
-    without building them (one query)."""
-    models = _models(slugs).select_related(None)
-    members: dict[str, list[int]] = {}
-    for slug, tool_id in models.values_list("slug", "offerings__tool_id"):
-        tools = members.setdefault(slug, [])
-        if tool_id is not None:
-            tools.append(tool_id)
-    return list(members.items())
-
-
 def model_comparison_get(*, slug: str) -> ModelComparison:
     """Every provider and engine of one model. Raises LanguageModel.DoesNotExist."""
     comparisons = model_comparisons(slugs=[slug], keep_empty=True)
@@ -350,11 +337,11 @@ class ModelListRow:
     fastest: OfferingRow | None
 
 
-def model_list(*, slugs: Iterable[str] | None = None) -> list[ModelListRow]:
-    """The model index: each model (of `slugs`, all by default) with how many providers and engines serve it,
-    its cheapest like-for-like price and its fastest provider (measured first, else reported)."""
+def model_list() -> list[ModelListRow]:
+    """The model index: each model with how many providers and engines serve it, its cheapest like-for-like
+    price and its fastest provider (measured first, else reported)."""
     rows = []
-    for comparison in model_comparisons(slugs=slugs, keep_empty=True):
+    for comparison in model_comparisons(keep_empty=True):
         providers = comparison.providers
         priced = [row for row in providers if row.blended_usd is not None]
         speeds = [row for row in providers if row.output_speed is not None]

@@ -4,11 +4,6 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 
-@pytest.fixture(autouse=True)
-def empty_cache_for_every_test(fresh_cache):
-    """Throttle buckets and ETag dates live in Redis; each API test starts clean."""
-
-
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()

@@ -79,7 +79,7 @@ def test_an_unexpected_failure_is_a_500_in_the_error_shape(api_client, monkeypat
     def broken(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(selectors, "tool_list_order", broken)
+    monkeypatch.setattr(selectors, "tool_list", broken)
     error = assert_error_shape(api_client.get("/api/v1/tools/"), 500)
     assert error["code"] == "server_error"
     assert "boom" not in error["message"]

@@ -1,4 +1,3 @@
-import re
 from decimal import Decimal
 
 import pytest
@@ -16,8 +15,7 @@ def catalog():
 
 
 def row_slugs(response) -> list[str]:
-    """The tools of the catalog table, in order, by their compare checkboxes."""
-    return re.findall(r'id="pick-([^"]+)"', response.content.decode())
+    return [tool.slug for tool in response.context["tools"]]
 
 
 def test_index_ranks_rated_tools_then_unrated(client, catalog):
@@ -77,7 +75,7 @@ def test_bad_filter_values_are_ignored_with_a_notice(client, catalog, query, nam
     html = response.content.decode()
     assert "Some filters were ignored" in html
     assert f"<code>{name}={value}</code>" in html
-    assert len(row_slugs(response)) == expected
+    assert len(response.context["tools"]) == expected
     assert "<script>x</script>" not in html
 
 
@@ -103,24 +101,17 @@ def test_filter_form_keeps_the_chosen_values(client, catalog):
 @pytest.mark.parametrize("count", [5, 50])
 def test_index_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
-    # page fingerprint, per-tool fingerprints, 3 filter choice lists (hardware, licences, features), the
-    # list's order, the rows with headline prices, hardware prefetch, the ratings' sources (the page is not
-    # wrapped in ATOMIC_REQUESTS' transaction)
-    with django_assert_num_queries(9):
+    # fingerprint, 3 filter choice lists (hardware, licences, features), tools with headline prices,
+    # hardware prefetch (the page is not wrapped in ATOMIC_REQUESTS' transaction)
+    with django_assert_num_queries(6):
         response = client.get(reverse("catalog:index"), {"sort": "price", "open_source": "yes"})
-    assert len(row_slugs(response)) == count
+    assert len(response.context["tools"]) == count
     assert response.content.decode().count('name="tools"') == count
     assert response["X-Page-Cache"] == "miss"
     with django_assert_num_queries(1):  # the fingerprint
         cached = client.get(reverse("catalog:index"), {"sort": "price", "open_source": "yes"})
     assert cached["X-Page-Cache"] == "hit"
     assert cached.content == response.content
-    # Another URL, the same filters: the page misses, the filter controls, the list's order and the rows
-    # are cached pieces (page fingerprint, per-tool fingerprints).
-    with django_assert_num_queries(2):
-        other = client.get(reverse("catalog:index"), {"sort": "price", "open_source": "yes", "utm": "x"})
-    assert other["X-Page-Cache"] == "miss"
-    assert row_slugs(other) == row_slugs(response)
 
 
 def test_rating_display_uses_one_decimal(client, catalog):
@@ -152,7 +143,7 @@ def test_cached_page_is_rebuilt_after_a_delete(client, catalog):
 
 def test_pages_render_when_the_cache_server_is_down(client, catalog, settings):
     settings.CACHES = {
-        "default": {"BACKEND": "core.cache_backends.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
     }
     response = client.get(reverse("catalog:index"))
     assert response.status_code == 200

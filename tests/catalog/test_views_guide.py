@@ -41,4 +41,4 @@ def test_guide_links_answer_with_the_real_catalog(client):
         assert "Some filters were ignored" not in page, link
         assert "cannot be compared" not in page, link
         if link.startswith("/?"):
-            assert page.count('class="pick-cell"') >= 2, link
+            assert len(response.context["tools"]) >= 2, link

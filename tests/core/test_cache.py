@@ -1,20 +1,21 @@
-"""The one read cache (core.cache) behind the catalog pages and the API: a repeat read costs one query,
-and no write of any kind, by any connection, leaves a page or an API result stale; a rollback leaves
-nothing behind."""
+"""The page cache (core.cache): pages and API reads kept under their URL and the data generation. A repeat read
+costs one query; every committed write a page shows moves the generation, whichever way it is made and from
+whichever connection; a rolled-back one never does; a cache outage costs speed only."""
 import datetime as dt
 import threading
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from catalog.models import PriceItem, Tool
-from core.cache import data_fingerprint
-from probes.models import ProbeRun
+from catalog.models import Tool
+from core.cache import PerGeneration, data_generation, generation_bump_on_commit, pages_warm
+from core.models import DataGeneration
+from probes.models import ProbeRun, RequestMeasurement
 from probes.services.summaries import probe_summaries_refresh
 from tests.factories import (
-    MeasurementSummaryFactory,
     PriceItemFactory,
     ProbeRunFactory,
     ProbeTargetFactory,
@@ -23,7 +24,7 @@ from tests.factories import (
     ToolFactory,
 )
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
+pytestmark = pytest.mark.django_db
 
 
 class Abandoned(Exception):
@@ -43,18 +44,19 @@ def _api(client, path: str):
 
 
 @pytest.mark.parametrize("rows", [1, 30])
-@pytest.mark.parametrize("path", ["/", "/tools/tool-0/", "/api/v1/tools/", "/api/v1/tools/tool-0/"])
+@pytest.mark.parametrize("path", ["/", "/tools/tool-0/", "/providers/", "/api/v1/tools/", "/api/v1/tools/tool-0/"])
 def test_a_repeat_read_costs_one_query_whatever_the_size(client, path, rows):
     for number in range(rows):
         PriceItemFactory(tool=ToolFactory(slug=f"tool-{number}"))
     first = client.get(path)
     with CaptureQueriesContext(connection) as queries:
         again = client.get(path)
-    assert len(queries) == 1 and "FROM atlas_table_write" in queries[0]["sql"]  # the data fingerprint alone
+    assert len(queries) == 1 and DataGeneration._meta.db_table in queries[0]["sql"]
     assert again.content == first.content
 
 
-def test_an_orm_edit_shows_on_the_next_page_and_api_read(client):
+@pytest.mark.django_db(transaction=True)
+def test_a_committed_edit_shows_on_the_next_page_and_api_read(client):
     tool = ToolFactory(slug="vllm", verdict="Before the edit.")
     assert "Before the edit." in _page(client, "vllm")[1]
     assert _api(client, "/api/v1/tools/vllm/")["verdict"] == "Before the edit."
@@ -66,73 +68,117 @@ def test_an_orm_edit_shows_on_the_next_page_and_api_read(client):
     assert _api(client, "/api/v1/tools/vllm/")["verdict"] == "After the edit."
 
 
-def test_writes_that_bypass_model_signals_show_at_once(client):
-    tool = ToolFactory(slug="vllm", verdict="Before the update.")
-    _page(client, "vllm")
-    assert _api(client, "/api/v1/prices/?tool=vllm")["count"] == 0
-    Tool.objects.filter(pk=tool.pk).update(verdict="Set by QuerySet.update.")
-    PriceItem.objects.bulk_create([PriceItem(tool=tool, item="bulk-created-model", position=1, source=SourceFactory())])
-    state, html = _page(client, "vllm")
-    assert state == "miss" and "Set by QuerySet.update." in html and "bulk-created-model" in html
-    assert _api(client, "/api/v1/tools/vllm/")["verdict"] == "Set by QuerySet.update."
-    assert _api(client, "/api/v1/prices/?tool=vllm")["count"] == 1
+@pytest.mark.django_db(transaction=True)
+def test_every_kind_of_write_moves_the_generation_once_committed():
+    tool = ToolFactory(slug="watched")
+    target = ProbeTargetFactory(tool=tool)
+    seen = [data_generation()]
 
+    def moved() -> bool:
+        seen.append(data_generation())
+        return seen[-1] != seen[-2]
 
-def test_many_to_many_changes_show(client):
-    tool = ToolFactory(slug="vllm")
-    assert _api(client, "/api/v1/tools/vllm/")["sources"] == []
-    tool.sources.add(SourceFactory(key="seed-002", title="A linked seed document"))
-    assert [source["key"] for source in _api(client, "/api/v1/tools/vllm/")["sources"]] == ["seed-002"]
-    assert "A linked seed document" in _page(client, "vllm")[1]
-
-
-def test_a_rolled_back_write_leaves_no_stale_page_or_result(client):
-    tool = ToolFactory(slug="vllm", verdict="The committed verdict.")
-    _page(client, "vllm")
-    _api(client, "/api/v1/tools/vllm/")
+    price = PriceItemFactory(tool=tool)
+    assert moved()
+    price.notes = "saved"
+    price.save()
+    assert moved()
+    price.delete()
+    assert moved()
+    tool.sources.add(SourceFactory())
+    assert moved()
+    tool.sources.clear()
+    assert moved()
+    with transaction.atomic():
+        Tool.objects.filter(pk=tool.pk).update(verdict="Set by QuerySet.update, which sends no signal.")
+        generation_bump_on_commit()
+        assert not moved()  # not before the commit
+    assert moved()
+    with transaction.atomic():
+        for number in range(5):
+            PriceItemFactory(tool=tool, item=f"item-{number}")
+    assert seen[-1] + 1 == data_generation()  # once per transaction, however many writes
+    moved()
     with pytest.raises(Abandoned), transaction.atomic():
-        Tool.objects.filter(pk=tool.pk).update(verdict="An abandoned verdict.")
-        PriceItemFactory(tool=tool, item="abandoned-model")
-        # The writer's own reads see its change, and are cached under that uncommitted state.
-        assert "An abandoned verdict." in _page(client, "vllm")[1]
-        assert _api(client, "/api/v1/tools/vllm/")["verdict"] == "An abandoned verdict."
+        PriceItemFactory(tool=tool, item="abandoned")
         raise Abandoned
-    html = _page(client, "vllm")[1]
-    assert "The committed verdict." in html
-    assert "An abandoned verdict." not in html and "abandoned-model" not in html
-    body = _api(client, "/api/v1/tools/vllm/")
-    assert body["verdict"] == "The committed verdict."
-    assert [price["item"] for price in body["prices"]] == []
+    assert not moved()
+    run = ProbeRunFactory(target=target)
+    assert moved()
+    RequestMeasurement.objects.create(run=run, index=0, started_at=dt.datetime.now(dt.UTC))
+    assert not moved()  # per-request records feed no cached read; their run's own rows do
 
 
 @pytest.mark.django_db(transaction=True)
-def test_commits_and_rollbacks_by_other_connections(client):
-    """What a second gunicorn or Celery process does: its commit shows on the next read here, its
-    rollback never does (no per-process memory, no signal needed in the reading process)."""
+def test_writes_of_other_connections_show_once_committed(client):
+    """What a second gunicorn or Celery process does: its commit shows on the next read here, its rollback never
+    does, and nothing it has not committed yet is cached as current."""
     ToolFactory(slug="vllm", verdict="First verdict.")
     _page(client, "vllm")
     _api(client, "/api/v1/tools/vllm/")
+    committed = threading.Event()
+    read_in_between = threading.Event()
 
     def write_elsewhere(verdict: str, *, commit: bool) -> None:
         try:
             with transaction.atomic():
-                Tool.objects.filter(slug="vllm").update(verdict=verdict)
-                if not commit:
+                tool = Tool.objects.get(slug="vllm")
+                tool.verdict = verdict
+                tool.save()
+                if commit:
+                    read_in_between.wait(timeout=30)
+                else:
                     raise Abandoned
         except Abandoned:
             pass
         finally:
+            committed.set()
             connection.close()
 
-    for verdict, commit in (("Rolled back elsewhere.", False), ("Committed elsewhere.", True)):
-        worker = threading.Thread(target=write_elsewhere, args=(verdict,), kwargs={"commit": commit})
-        worker.start()
-        worker.join(timeout=30)
-        assert not worker.is_alive()
+    worker = threading.Thread(target=write_elsewhere, args=("Rolled back elsewhere.",), kwargs={"commit": False})
+    worker.start()
+    worker.join(timeout=30)
+    assert "First verdict." in _page(client, "vllm")[1]
+    committed.clear()
+    worker = threading.Thread(target=write_elsewhere, args=("Committed elsewhere.",), kwargs={"commit": True})
+    worker.start()
+    assert "First verdict." in _page(client, "vllm")[1]  # the writer has not committed yet
+    read_in_between.set()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
     assert "Committed elsewhere." in _page(client, "vllm")[1]
     assert _api(client, "/api/v1/tools/vllm/")["verdict"] == "Committed elsewhere."
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_staff_api_the_admin_and_the_loader_move_the_generation(client, admin_client):
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    call_command("load_catalog", verbosity=0)
+    assert _page(client, "vllm")[0] == "miss"
+    staff = get_user_model().objects.create_user("editor", password="x", is_staff=True)
+    token = Token.objects.create(user=staff).key
+    response = client.patch("/api/v1/tools/vllm/", {"verdict": "Edited through the API."},
+                            content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 200, response.content
+    assert "Edited through the API." in _page(client, "vllm")[1]
+
+    source = Tool.objects.get(slug="vllm").sources.order_by("key").first()
+    assert _page(client, "vllm")[0] == "hit"
+    response = admin_client.post(reverse("admin:catalog_source_change", args=[source.pk]), {
+        "key": source.key, "title": "A title edited in the admin", "url": source.url, "publisher": source.publisher,
+        "verified_on": source.verified_on.isoformat() if source.verified_on else "", "notes": source.notes,
+    })
+    assert response.status_code == 302, response.content[:500]
+    assert "A title edited in the admin" in _page(client, "vllm")[1]
+
+    call_command("load_catalog", verbosity=0)  # restores the fixture's verdict and title
+    html = _page(client, "vllm")[1]
+    assert "Edited through the API." not in html and "A title edited in the admin" not in html
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_probe_summary_refresh_shows_on_the_tool_page_and_the_api(client):
     now = dt.datetime.now(dt.UTC)
     target = ProbeTargetFactory(slug="groq-120b", name="Groq gpt-oss-120b")
@@ -145,7 +191,6 @@ def test_a_probe_summary_refresh_shows_on_the_tool_page_and_the_api(client):
         RequestMeasurementFactory(run=run, started_at=now - dt.timedelta(minutes=5), ttft_ms=ttft, ttfat_ms=ttft)
     before = _page(client, slug)[1]
     assert _api(client, "/api/v1/probes/summaries/")["count"] == 0
-    assert _api(client, f"/api/v1/tools/{slug}/")["measurement_summaries"] == []
     assert _page(client, slug)[0] == "hit"
 
     probe_summaries_refresh(target=target, now=now)
@@ -155,7 +200,6 @@ def test_a_probe_summary_refresh_shows_on_the_tool_page_and_the_api(client):
     assert "222" in after  # the median time to first token of the three requests
     summaries = _api(client, "/api/v1/probes/summaries/")["results"]
     assert [(row["last_run"], row["samples"]) for row in summaries] == [(run.pk, 3)]
-    assert len(_api(client, f"/api/v1/tools/{slug}/")["measurement_summaries"]) == 1
 
 
 def test_the_runs_list_is_never_cached(client):
@@ -166,45 +210,31 @@ def test_the_runs_list_is_never_cached(client):
     assert len(_api(client, "/api/v1/probes/runs/")["results"]) == 2
 
 
-def test_the_fingerprint_follows_every_kind_of_write_within_its_scopes():
-    tool = ToolFactory(slug="watched")
-    target = ProbeTargetFactory(tool=tool)
-    seen = [data_fingerprint(["catalog"])]
+def test_api_reads_answer_conditional_gets_with_304(client):
+    ToolFactory(slug="vllm")
+    first = client.get("/api/v1/tools/vllm/")
+    assert first.status_code == 200 and first["ETag"] and first["Last-Modified"]
+    again = client.get("/api/v1/tools/vllm/", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304 and again.content == b""
 
-    def changed() -> bool:
-        seen.append(data_fingerprint(["catalog"]))
-        return seen[-1] != seen[-2]
 
-    price = PriceItemFactory(tool=tool)
-    assert changed()
-    price.notes = "saved"
-    price.save()
-    assert changed()
-    PriceItem.objects.filter(pk=price.pk).update(notes="updated in bulk")
-    assert changed()
-    PriceItem.objects.bulk_create([PriceItem(tool=tool, item="bulk", position=9, source=price.source)])
-    assert changed()
-    price.delete()
-    assert changed()
-    tool.sources.add(SourceFactory())
-    assert changed()
-    tool.sources.clear()
-    assert changed()
+def test_api_answers_are_kept_per_host_and_pages_per_path(client):
+    ToolFactory(slug="vllm")
+    local = _api(client, "/api/v1/tools/")["results"][0]["url"]
+    other = client.get("/api/v1/tools/", HTTP_HOST="localhost").json()["results"][0]["url"]
+    assert local.startswith("http://testserver/") and other.startswith("http://localhost/")
+    assert client.get("/tools/vllm/")["X-Page-Cache"] == "miss"
+    assert client.get("/tools/vllm/", HTTP_HOST="localhost")["X-Page-Cache"] == "hit"
 
-    with transaction.atomic():
-        savepoint = transaction.savepoint()
-        PriceItemFactory(tool=tool)
-        assert changed()
-        transaction.savepoint_rollback(savepoint)
-    assert data_fingerprint(["catalog"]) == seen[-2]  # back to the state before the savepoint
 
-    probes_before = data_fingerprint(["probes"])
-    MeasurementSummaryFactory(target=target)
-    assert data_fingerprint(["catalog"]) == seen[-2]
-    assert data_fingerprint(["probes"]) != probes_before
-    probes_before = data_fingerprint(["catalog", "probes"])
-    ProbeRunFactory(target=target)  # runs feed no cached read
-    assert data_fingerprint(["catalog", "probes"]) == probes_before
+def test_dashboards_vary_with_the_key_variables_this_process_has(client, monkeypatch):
+    ProbeTargetFactory(slug="groq-120b", api_key_env="GROQ_API_KEY", enabled=True)
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    without = client.get("/providers/")
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-test-value")
+    with_key = client.get("/providers/")
+    assert without["X-Page-Cache"] == "miss" and with_key["X-Page-Cache"] == "miss"
+    assert client.get("/providers/")["X-Page-Cache"] == "hit"
 
 
 def test_caching_can_be_turned_off(client, settings):
@@ -213,19 +243,75 @@ def test_caching_can_be_turned_off(client, settings):
     client.get("/api/v1/tools/")
     with CaptureQueriesContext(connection) as queries:
         client.get("/api/v1/tools/")
-    assert len(queries) > 1 and not any("atlas_table_write" in query["sql"] for query in queries)
+    assert len(queries) > 1 and not any(DataGeneration._meta.db_table in query["sql"] for query in queries)
     assert "X-Page-Cache" not in client.get(reverse("catalog:tool_detail", args=["vllm"]))
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_lost_prepared_fingerprint_costs_speed_not_the_page(client):
+def test_pages_and_api_answer_when_the_cache_server_is_down(client, settings):
     ToolFactory(slug="survivor", name="Survivor")
-    assert client.get(reverse("catalog:index")).status_code == 200
-    # What a connection pooler's DISCARD ALL does to the prepared fingerprint statement.
-    connection.connection.execute("DEALLOCATE ALL")
+    settings.CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:1/0"}
+    }
+    for path in ("/", "/tools/survivor/", "/api/v1/tools/"):
+        response = client.get(path)
+        assert response.status_code == 200 and "Survivor" in response.content.decode(), path
 
-    degraded = client.get(reverse("catalog:index"))
-    again = client.get(reverse("catalog:index"))
 
-    assert degraded.status_code == 200 and "Survivor" in degraded.content.decode()
-    assert again.status_code == 200 and "Survivor" in again.content.decode()
+@pytest.mark.django_db(transaction=True)
+def test_warming_renders_the_canonical_pages_of_the_current_generation(client, settings):
+    settings.SITE_URL = "http://testserver"
+    ToolFactory(slug="vllm")
+    generation = data_generation()
+    assert pages_warm(generation=generation - 1) == 0  # superseded: a newer bump has its own warming
+    assert pages_warm(generation=generation) >= 10
+    for path in ("/", "/tools/vllm/", "/providers/", "/engines/", "/models/", "/guide/"):
+        assert client.get(path)["X-Page-Cache"] == "hit", path
+    assert _api(client, "/api/v1/tools/")["count"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_queues_the_warming_of_the_new_generation(settings, monkeypatch):
+    from celery import current_app
+
+    sent = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, **options: sent.append((name, options)))
+    settings.READ_CACHE_WARM = True
+    ToolFactory(slug="vllm")
+    assert sent[-1] == ("core.tasks.pages_warm_task", {"args": [data_generation()], "countdown": 2})
+    generations = [options["args"][0] for _, options in sent]
+    assert generations == sorted(set(generations))  # one per committed write, each for the generation it made
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_per_generation_value_is_built_once_per_generation():
+    builds = []
+    snapshot = PerGeneration(lambda: builds.append(Tool.objects.count()) or len(builds))
+    assert snapshot.get() == snapshot.get() == 1
+    ToolFactory()
+    assert snapshot.get() == 2 and builds == [0, 1]
+
+
+def test_migrations_leave_no_write_log_trigger():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'atlas_log_%'")
+        assert cursor.fetchone()[0] == 0
+        cursor.execute("SELECT to_regclass('atlas_table_write'), to_regclass('atlas_owner_write')")
+        assert cursor.fetchone() == (None, None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_made_by_a_request_warms_the_generation_it_made(client, settings, monkeypatch):
+    from celery import current_app
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    ToolFactory(slug="vllm")
+    token = Token.objects.create(user=get_user_model().objects.create_user("editor", is_staff=True)).key
+    sent = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, **options: sent.append(options["args"][0]))
+    settings.READ_CACHE_WARM = True
+    client.get("/api/v1/tools/vllm/")  # the request reads the generation before it writes
+    response = client.patch("/api/v1/tools/vllm/", {"verdict": "New."}, content_type="application/json",
+                            HTTP_AUTHORIZATION=f"Token {token}")
+    assert response.status_code == 200
+    assert sent == [data_generation()]

@@ -212,17 +212,14 @@ def _grow(count: int) -> None:
 @pytest.mark.parametrize(
     ("name", "args", "queries"),
     [
-        # Which tools each model's piece shows (the pieces are keyed by them), then the comparison read
-        # model: models, offerings, prices, reported figures, documented checks, probe targets, summaries,
-        # compat outcomes.
-        ("probes:model-list", (), 9),
-        ("probes:model-detail", ("grown-model",), 9),
-        # The comparison read model alone.
+        # The comparison read model: models, offerings, prices, reported figures, documented checks, probe
+        # targets, summaries, compat outcomes.
+        ("probes:model-list", (), 8),
+        ("probes:model-detail", ("grown-model",), 8),
         ("api:model-list", (), 8),
         ("api:model-detail", ("grown-model",), 8),
-        # Which models and tools the page compares (its per-model pieces are keyed by them), the same
-        # eight, then the measured dashboard's own five.
-        ("probes:providers", (), 14),
+        # The same eight, then the measured dashboard's own five.
+        ("probes:providers", (), 13),
     ],
 )
 def test_model_pages_and_endpoints_query_count_is_constant(client, django_assert_num_queries, count, name, args,

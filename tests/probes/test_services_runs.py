@@ -302,8 +302,7 @@ def test_beat_schedule_names_real_tasks_and_drops_stale_copies():
 
     app.loader.import_default_modules()
     schedule = settings.CELERY_BEAT_SCHEDULE
-    for name in ("probes-speed-every-3h", "probes-parallel-and-compat-daily", "probes-recover-runs",
-                 "read-cache-compact-write-log"):
+    for name in ("probes-speed-every-3h", "probes-parallel-and-compat-daily", "probes-recover-runs"):
         entry = schedule[name]
         assert entry["task"] in app.tasks, name
         assert entry["options"]["expires"] > 0

@@ -268,7 +268,11 @@ def test_wizard_query_count_does_not_grow_with_rows(client, db):
     many = count_queries(client, reverse("recommend:wizard"), params)
 
     assert few == many
-    assert few <= 13  # the catalog read for scoring, its reported figures included
+    # The generation, then the snapshot of the catalog every answer reads (built once per data generation):
+    # the catalog for scoring with its reported figures, sources, hardware specs, token and GPU prices.
+    assert few <= 18
+    other_answer = count_queries(client, reverse("recommend:wizard"), {**params, "needs": "tools"})
+    assert other_answer == 1  # the generation alone: the snapshot is shared
 
 
 def test_use_case_list_query_count_does_not_grow_with_rows(client, db):
