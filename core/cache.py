@@ -27,7 +27,7 @@ from typing import Any
 from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import F, Model
 from django.core.signals import request_finished, request_started
 from django.db.models.signals import m2m_changed, post_delete, post_save
@@ -102,19 +102,15 @@ request_started.connect(_request_started, dispatch_uid="core.cache.request_start
 request_finished.connect(_request_finished, dispatch_uid="core.cache.request_finished")
 
 
-def data_generation() -> int | None:
-    """The current data generation (one query per request); None when it cannot be read, and then nothing is
-    cached."""
+def data_generation() -> int:
+    """The current data generation (one query per request). A database that cannot answer it cannot answer the
+    page either, so its error is not caught here."""
     if getattr(_request, "active", False) and _request.generation is not None:
         return _request.generation
     from core.models import DataGeneration
 
-    try:
-        number = DataGeneration.objects.filter(pk=DataGeneration.ONLY).values_list("number", flat=True).first()
-        number = DataGeneration.objects.first_number() if number is None else number
-    except DatabaseError:
-        logger.warning("data generation unavailable; pages are computed", exc_info=True)
-        return None
+    number = DataGeneration.objects.filter(pk=DataGeneration.ONLY).values_list("number", flat=True).first()
+    number = DataGeneration.objects.first_number() if number is None else number
     if getattr(_request, "active", False):
         _request.generation = number
     return number
@@ -127,7 +123,7 @@ def generation_bump() -> int:
     if not DataGeneration.objects.filter(pk=DataGeneration.ONLY).update(number=F("number") + 1):
         DataGeneration.objects.first_number()
     _request.generation = None
-    generation = data_generation() or 0
+    generation = data_generation()
     if settings.READ_CACHE_WARM and read_cache_seconds() > 0:
         _enqueue_warm(generation)
     return generation
@@ -196,8 +192,6 @@ def cached_read(
     if read_cache_seconds() <= 0:
         return build(), int(time.time())
     generation = data_generation()
-    if generation is None:
-        return build(), int(time.time())
     location = [request.path, request.META.get("QUERY_STRING", "")]
     if by_host:
         location += [request.scheme, request.get_host()]
@@ -253,7 +247,7 @@ def cached_page(*, vary: Callable[[], Sequence[str]] | None = None) -> Callable:
 
 class PerGeneration:
     """One value per data generation, built once by this process and shared by every request (a snapshot of
-    the catalog for the wizard, say); built afresh, and not kept, when the generation cannot be read."""
+    the catalog for the wizard, say); built on every call when the page cache is off."""
 
     def __init__(self, build: Callable[[], Any]) -> None:
         self._build = build
@@ -262,9 +256,9 @@ class PerGeneration:
         _per_generation.append(self)
 
     def get(self) -> Any:
-        generation = data_generation() if read_cache_seconds() > 0 else None
-        if generation is None:
+        if read_cache_seconds() <= 0:
             return self._build()
+        generation = data_generation()
         kept = self._kept
         if kept is not None and kept[0] == generation:
             return kept[1]

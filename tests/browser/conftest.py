@@ -60,7 +60,13 @@ def browser() -> Iterator:
 def _new_page(browser, viewport: dict[str, int]):
     context = browser.new_context(viewport=viewport, java_script_enabled=True)
     context.set_default_timeout(15_000)
-    return context, context.new_page()
+    new_page = context.new_page()
+    # Every page a browser test opens is also checked against its Content-Security-Policy: Chromium reports
+    # each refused script, style or connection on the console.
+    new_page.csp_violations = []
+    new_page.on("console", lambda message: "Content Security Policy" in message.text
+                and new_page.csp_violations.append(message.text))
+    return context, new_page
 
 
 @pytest.fixture
@@ -69,6 +75,7 @@ def page(browser) -> Iterator:
     context, new_page = _new_page(browser, DESKTOP_VIEWPORT)
     try:
         yield new_page
+        assert new_page.csp_violations == []
     finally:
         context.close()
 
@@ -78,6 +85,7 @@ def phone_page(browser) -> Iterator:
     context, new_page = _new_page(browser, PHONE_VIEWPORT)
     try:
         yield new_page
+        assert new_page.csp_violations == []
     finally:
         context.close()
 

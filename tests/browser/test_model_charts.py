@@ -48,7 +48,8 @@ def test_scatter_draws_one_point_per_provider_with_a_price_and_a_speed(live_serv
     expected = _expected_points()
     assert len(expected) >= 3
 
-    page.goto(f"{live_server.url}{path}", wait_until="load")
+    response = page.goto(f"{live_server.url}{path}", wait_until="load")
+    assert "script-src 'self';" in response.headers["content-security-policy"]  # charts drawn under the policy
     page.wait_for_selector(f"{SCATTER}.is-drawn canvas")
 
     drawn = _drawn_points(page, SCATTER)
