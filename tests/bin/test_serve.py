@@ -94,3 +94,51 @@ def test_serve_starts_site_worker_and_beat_and_ctrl_c_stops_them_all(embedded_en
     assert [group for group in groups if _group_alive(group)] == []
     with pytest.raises(httpx.TransportError):
         httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+
+
+def _service_pid(runner: int, name: str) -> int | None:
+    for child in _children(runner):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        except FileNotFoundError:
+            continue
+        if name.encode() in command:
+            return child
+    return None
+
+
+def test_a_worker_or_beat_killed_by_the_os_is_started_again_and_the_site_stays_up(embedded_env, tmp_path):
+    port = _free_port()
+    log_path = tmp_path / "serve.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "bin/serve.py", "--port", str(port)],
+            cwd=ROOT, env=embedded_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and "ready." not in log_path.read_text(errors="replace"):
+                time.sleep(0.5)
+            for name, word in (("worker", "worker"), ("beat", "beat")):
+                victim = _service_pid(server.pid, word)
+                assert victim, log_path.read_text()
+                os.killpg(victim, signal.SIGKILL)  # what the OS's out-of-memory killer does
+                assert httpx.get(f"http://127.0.0.1:{port}/", timeout=10).status_code == 200
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and _service_pid(server.pid, word) in (None, victim):
+                    time.sleep(0.2)
+                replacement = _service_pid(server.pid, word)
+                assert replacement not in (None, victim), log_path.read_text()
+                assert f"serve: {name} exited with -9; restarting in 1 s" in log_path.read_text()
+                assert server.poll() is None
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and log_path.read_text(errors="replace").count("ready.") < 2:
+                time.sleep(0.5)
+            assert log_path.read_text(errors="replace").count("ready.") >= 2  # the new worker took tasks again
+            assert httpx.get(f"http://127.0.0.1:{port}/", timeout=10).status_code == 200
+        finally:
+            os.killpg(server.pid, signal.SIGINT)
+            returncode = server.wait(timeout=60)
+    assert returncode == 0, log_path.read_text()
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
