@@ -8,13 +8,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
 from rest_framework.views import set_rollback
+
+from core.parsers import RequestTooLarge, body_too_large_message
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +100,13 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         exc = exceptions.PermissionDenied()
     elif isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(as_serializer_error(exc))
+    elif isinstance(exc, RequestDataTooBig):
+        exc = RequestTooLarge(body_too_large_message(settings.DATA_UPLOAD_MAX_MEMORY_SIZE))
+    elif isinstance(exc, TooManyFieldsSent):
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        exc = exceptions.ParseError(f"More than {limit:,} query parameters or form fields; send at most {limit:,}.")
+    elif isinstance(exc, SuspiciousOperation):
+        exc = exceptions.ParseError(str(exc) or ERROR_MESSAGES[400])
     elif isinstance(exc, ApplicationError):
         _rollback_request_transaction(context)
         return Response(
