@@ -39,8 +39,9 @@ browser:
 migrate: install
 	$(PY) manage.py migrate --noinput
 
+# Reports every field it changes in existing rows; `make catalog KEEP_EDITS=1` leaves edits made since alone.
 catalog: migrate
-	$(PY) manage.py load_catalog
+	$(PY) manage.py load_catalog $(if $(KEEP_EDITS),--keep-edits)
 
 # Loads the catalog on the first run only; `make catalog` refreshes it (and restores fixture rows edited since).
 run: migrate

@@ -37,6 +37,7 @@ from catalog.models import (
 from core.loading import (
     Counts,
     FixtureError,
+    LoadOptions,
     Ref,
     Row,
     Spec,
@@ -273,8 +274,8 @@ COUNT_NAMES = SECTION_ORDER + tuple(f"tool_{name}" for name in TOOL_CHILD_SPECS)
 class _CatalogLoader(SpecLoader):
     """The generic engine, plus a tool's nested rows and its links to sources."""
 
-    def __init__(self) -> None:
-        super().__init__(specs=SPECS, count_names=COUNT_NAMES)
+    def __init__(self, options: LoadOptions) -> None:
+        super().__init__(specs=SPECS, count_names=COUNT_NAMES, options=options)
         self._tool_source_links: set[tuple[int, int]] | None = None
 
     def load_children(self, instance: Tool, row: Row) -> None:
@@ -316,14 +317,14 @@ class _CatalogLoader(SpecLoader):
                             counts=self.counts[f"tool_{child_name}"])
 
 
-def load(*, fixtures_dir: Path | None = None) -> dict[str, Counts]:
+def load(*, fixtures_dir: Path | None = None, options: LoadOptions | None = None) -> dict[str, Counts]:
     """Upsert every catalog fixture row; returns created/updated/unchanged counts per section."""
     fixtures_dir = Path(fixtures_dir) if fixtures_dir is not None else default_fixtures_dir()
     rows = read_rows(fixtures_dir / CATALOG_SUBDIR, sections=SECTION_ORDER)
     with transaction.atomic():
-        return _CatalogLoader().load(rows)
+        return _CatalogLoader(options or LoadOptions()).load(rows)
 
 
-def load_counts(*, fixtures_dir: Path) -> dict[str, dict[str, int]]:
+def load_counts(*, fixtures_dir: Path, options: LoadOptions) -> dict[str, dict[str, int]]:
     """:func:`load` as the loader registry calls it (``manage.py load_catalog``)."""
-    return {name: counts.as_dict() for name, counts in load(fixtures_dir=fixtures_dir).items()}
+    return {name: counts.as_dict() for name, counts in load(fixtures_dir=fixtures_dir, options=options).items()}

@@ -23,6 +23,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import models, transaction
 
+from core.models import AuditEntry
+from core.services import Changes, audit_value
+
 # libyaml's safe loader parses the fixtures about seven times faster than the pure-Python one.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -42,15 +45,106 @@ class FixtureError(Exception):
         super().__init__(f"{self.path}: {row}: field '{field}': {message}")
 
 
+def read_yaml(path: Path) -> Any:
+    """The document in the YAML file at `path`; a syntax error is a one-line FixtureError naming its place."""
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        place = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FixtureError(path=path, row=place, field="-", message=f"not valid YAML: {problem}") from None
+
+
+# --- what a load changes in rows that exist -----------------------------------------------------
+
+# The name under which the loader's own writes are kept in the audit trail (core.models.AuditEntry).
+LOADER_NAME = "load_catalog"
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    row: str
+    field: str
+    old: Any
+    new: Any
+    # Whether the value in the database is not the one the loader last wrote: someone edited it since.
+    edited: bool
+
+
+@dataclass
+class LoadOptions:
+    """What one `load_all` run decides and reports, shared by every app's loader."""
+
+    keep_edits: bool = False
+    changed: list[FieldChange] = field(default_factory=list)
+    kept: list[FieldChange] = field(default_factory=list)
+    audit: list[AuditEntry] = field(default_factory=list)
+    _loaded: dict[tuple[str, str], dict[str, Any]] | None = None
+
+    def last_loaded(self, instance: models.Model) -> dict[str, Any]:
+        """{field: value} as the loader last wrote them to `instance`, from its entries in the audit trail."""
+        if self._loaded is None:
+            self._loaded = {}
+            entries = AuditEntry.objects.filter(username=LOADER_NAME, user=None).order_by("created_at", "id")
+            for object_type, object_id, changes in entries.values_list("object_type", "object_id", "changes"):
+                loaded = self._loaded.setdefault((object_type, object_id), {})
+                loaded.update({name: change["new"] for name, change in changes.items()})
+        return self._loaded.get((instance._meta.label_lower, str(instance.pk)), {})
+
+    def apply(self, instance: models.Model, values: Mapping[str, Any], *, label: str) -> Changes:
+        """Set the fixture's `values` on `instance` where they differ; returns what changed (old and new).
+
+        On a row that exists, each changed field is reported, and a field someone edited since the loader last
+        wrote it is kept as it is when `keep_edits`."""
+        created = instance.pk is None
+        loaded = {} if created else self.last_loaded(instance)
+        changes: Changes = {}
+        for name, value in values.items():
+            model_field = instance._meta.get_field(name)
+            new = audit_value(_as_stored(model_field, value))
+            if created:
+                changes[name] = {"old": None, "new": new}
+                setattr(instance, name, value)
+                continue
+            # Foreign keys compared by id, so an unchanged row costs no query per reference.
+            if getattr(instance, model_field.attname) == identity_of(value):
+                continue
+            old = audit_value(getattr(instance, name))
+            change = FieldChange(label, name, old, new, edited=name not in loaded or loaded[name] != old)
+            if self.keep_edits and change.edited:
+                self.kept.append(change)
+                continue
+            self.changed.append(change)
+            setattr(instance, name, value)
+            changes[name] = {"old": old, "new": new}
+        return changes
+
+    def record(self, instance: models.Model, changes: Changes, *, created: bool) -> None:
+        """Queue the audit entry of a row that `apply` changed and the caller saved."""
+        self.audit.append(AuditEntry(
+            username=LOADER_NAME, action=AuditEntry.Action.CREATE if created else AuditEntry.Action.UPDATE,
+            object_type=instance._meta.label_lower, object_id=str(instance.pk), object_repr=str(instance)[:300],
+            changes=changes,
+        ))
+
+
+def _as_stored(model_field: models.Field, value: Any) -> Any:
+    """`value` as the database will give it back: a decimal at the field's places."""
+    if isinstance(model_field, models.DecimalField) and isinstance(value, Decimal):
+        return value.quantize(Decimal(1).scaleb(-model_field.decimal_places))
+    return value
+
+
 # --- the registry ---------------------------------------------------------------------------
 
-LoadFunction = Callable[[Path], Mapping[str, Any]]
+LoadFunction = Callable[..., Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
 class FixtureLoader:
-    """One app's loader: ``load(fixtures_dir=...)`` returns ``{section: counts}``; ``after`` names the
-    loaders whose rows this one refers to."""
+    """One app's loader: ``load(fixtures_dir=..., options=...)`` returns ``{section: counts}``; ``after`` names
+    the loaders whose rows this one refers to."""
 
     name: str
     load: LoadFunction
@@ -91,11 +185,18 @@ def fixture_loaders_ordered(loaders: Mapping[str, FixtureLoader] | None = None) 
     return ordered
 
 
-def load_all(*, fixtures_dir: Path | None = None) -> dict[str, Mapping[str, Any]]:
-    """Every registered loader in dependency order, in one transaction; returns ``{loader: counts}``."""
+def load_all(
+    *, fixtures_dir: Path | None = None, options: LoadOptions | None = None
+) -> dict[str, Mapping[str, Any]]:
+    """Every registered loader in dependency order, in one transaction; returns ``{loader: counts}``. What the
+    load changed in existing rows (and kept, with `keep_edits`) is left in `options`."""
     fixtures_dir = Path(fixtures_dir) if fixtures_dir is not None else default_fixtures_dir()
+    options = options or LoadOptions()
     with transaction.atomic():
-        return {loader.name: loader.load(fixtures_dir=fixtures_dir) for loader in fixture_loaders_ordered()}
+        results = {loader.name: loader.load(fixtures_dir=fixtures_dir, options=options)
+                   for loader in fixture_loaders_ordered()}
+        AuditEntry.objects.bulk_create(options.audit)
+    return results
 
 
 # --- field specifications -------------------------------------------------------------------
@@ -219,10 +320,7 @@ def read_rows(directory: Path, *, sections: tuple[str, ...]) -> dict[str, list[R
     if not directory.is_dir():
         raise FixtureError(path=directory, row="(directory)", field="-", message="fixture directory not found")
     for path in sorted(directory.glob("*.yaml")):
-        try:
-            document = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER) or {}
-        except yaml.YAMLError as exc:
-            raise FixtureError(path=path, row="(file)", field="-", message=f"not valid YAML: {exc}") from exc
+        document = read_yaml(path) or {}
         if not isinstance(document, dict):
             raise FixtureError(path=path, row="(file)", field="-", message="expected a mapping of sections")
         for section, entries in document.items():
@@ -250,8 +348,9 @@ class SpecLoader:
     Subclasses load nested rows in :meth:`load_children`, called after each top-level row is saved.
     """
 
-    def __init__(self, *, specs: Mapping[str, Spec], count_names: tuple[str, ...]) -> None:
+    def __init__(self, *, specs: Mapping[str, Spec], count_names: tuple[str, ...], options: LoadOptions) -> None:
         self.specs = specs
+        self.options = options
         self.counts: dict[str, Counts] = {name: Counts() for name in count_names}
         # Existing rows per model, by natural key, read once: a reload costs a handful of queries,
         # not one per fixture row.
@@ -342,15 +441,8 @@ class SpecLoader:
         created = instance is None
         if created:
             instance = spec.model()
-        changed = created
-        for name, value in values.items():
-            model_field = spec.model._meta.get_field(name)
-            # Compare foreign keys by id so an unchanged row costs no query per reference.
-            current = getattr(instance, model_field.attname)
-            if created or current != identity_of(value):
-                setattr(instance, name, value)
-                changed = True
-        if not changed:
+        changes = self.options.apply(instance, values, label=label)
+        if not changes:
             counts.unchanged += 1
             return instance
         # References were resolved to existing rows and the natural key was looked up above, so the
@@ -361,6 +453,7 @@ class SpecLoader:
         except ValidationError as exc:
             raise fixture_error_from(exc, path=path, label=label) from exc
         instance.save()
+        self.options.record(instance, changes, created=created)
         index[identity] = instance
         if created:
             counts.created += 1

@@ -12,11 +12,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from core.loading import FixtureError
+from core.loading import FixtureError, LoadOptions, read_yaml
 from catalog.models import Tool
 from probes.models import ProbeTarget
 
@@ -30,7 +29,7 @@ ALLOWED = {*REQUIRED, *FIXTURE_OWNED, *OPERATOR_OWNED, "enabled"}
 
 
 def _entries(path: Path) -> list[dict[str, Any]]:
-    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    document = read_yaml(path) or {}
     entries = document.get("targets") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise FixtureError(path=path, row="(document)", field="targets", message="expected a top-level list")
@@ -64,8 +63,9 @@ def _validate(target: ProbeTarget, path: Path, where: str) -> None:
 
 
 @transaction.atomic
-def load(*, fixtures_dir: Path) -> dict[str, int]:
+def load(*, fixtures_dir: Path, options: LoadOptions | None = None) -> dict[str, int]:
     """Idempotent upsert of the target presets by slug; returns counts per outcome."""
+    options = options or LoadOptions()
     counts = {"created": 0, "updated": 0, "unchanged": 0, "skipped": 0}
     path = Path(fixtures_dir) / FILENAME
     if not path.exists():
@@ -92,15 +92,12 @@ def load(*, fixtures_dir: Path) -> dict[str, int]:
             target.save()
             counts["created"] += 1
             continue
-        changed = [name for name in FIXTURE_OWNED if getattr(target, name) != (entry.get(name, "") or "")]
-        for name in changed:
-            setattr(target, name, entry.get(name, "") or "")
-        if target.tool_id != tool.pk:
-            target.tool = tool
-            changed.append("tool")
-        if changed:
+        wanted = {name: entry.get(name, "") or "" for name in FIXTURE_OWNED}
+        changes = options.apply(target, {**wanted, "tool": tool}, label=where)
+        if changes:
             _validate(target, path, where)
-            target.save(update_fields=[*changed, "updated_at"])
+            target.save(update_fields=[*changes, "updated_at"])
+            options.record(target, changes, created=False)
             counts["updated"] += 1
         else:
             counts["unchanged"] += 1

@@ -11,11 +11,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import yaml
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from core.loading import FixtureError
+from core.loading import FixtureError, LoadOptions, read_yaml
 from catalog.models import Source, Tool, UseCase, UseCaseRecommendation
 
 logger = logging.getLogger(__name__)
@@ -28,28 +27,28 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _save_if_changed(instance, values: dict[str, Any], *, path: Path, label: str) -> str:
-    changed = [name for name, value in values.items() if getattr(instance, name) != value]
-    if instance.pk and not changed:
+def _save_if_changed(instance, values: dict[str, Any], *, path: Path, label: str, options: LoadOptions) -> str:
+    created = instance.pk is None
+    changes = options.apply(instance, values, label=label)
+    if not changes:
         return "unchanged"
-    for name, value in values.items():
-        setattr(instance, name, value)
     try:
         instance.full_clean(validate_unique=False)
     except ValidationError as exc:
         name, messages = next(iter(exc.message_dict.items()))
         raise FixtureError(path=path, row=label, field=name, message="; ".join(messages)) from exc
-    created = instance.pk is None
     instance.save()
+    options.record(instance, changes, created=created)
     return "created" if created else "updated"
 
 
 @transaction.atomic
-def load(*, fixtures_dir: Path) -> dict[str, int]:
+def load(*, fixtures_dir: Path, options: LoadOptions | None = None) -> dict[str, int]:
+    options = options or LoadOptions()
     path = Path(fixtures_dir) / FIXTURE_NAME
     if not path.exists():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = read_yaml(path) or {}
     counts = {"created": 0, "updated": 0, "unchanged": 0, "skipped_missing_tool": 0}
 
     sources = {source.key: source for source in Source.objects.all()}
@@ -68,7 +67,7 @@ def load(*, fixtures_dir: Path) -> dict[str, int]:
         use_case = UseCase.objects.filter(slug=slug).first() or UseCase(slug=slug)
         values = {name: _text(row.get(name)) for name in USE_CASE_FIELDS}
         values["position"] = position
-        counts[_save_if_changed(use_case, values, path=path, label=label)] += 1
+        counts[_save_if_changed(use_case, values, path=path, label=label, options=options)] += 1
         wanted_sources = [source_for(key, label) for key in row.get("sources") or []]
         if {source.pk for source in use_case.sources.all()} != {source.pk for source in wanted_sources}:
             use_case.sources.set(wanted_sources)
@@ -91,5 +90,5 @@ def load(*, fixtures_dir: Path) -> dict[str, int]:
                 "is_recommended": bool(rec.get("recommended", True)),
                 "source_id": source_for(rec.get("source", ""), rec_label).pk,
             }
-            counts[_save_if_changed(recommendation, rec_values, path=path, label=rec_label)] += 1
+            counts[_save_if_changed(recommendation, rec_values, path=path, label=rec_label, options=options)] += 1
     return counts

@@ -243,7 +243,7 @@ def test_unknown_section_and_invalid_yaml_are_reported_with_the_file(tmp_path):
         load(fixtures_dir=fixtures)
 
     extra.write_text("tools: [\n", encoding="utf-8")
-    with pytest.raises(FixtureError, match=r"zz_extra\.yaml: \(file\): .*not valid YAML"):
+    with pytest.raises(FixtureError, match=r"zz_extra\.yaml: line 2, column 1: field .-.: not valid YAML: did not find expected node content$"):
         load(fixtures_dir=fixtures)
 
 

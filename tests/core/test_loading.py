@@ -46,11 +46,11 @@ def test_every_app_with_fixtures_registers_its_loader_in_order():
 
 @pytest.mark.django_db
 def test_a_failing_loader_rolls_back_the_loaders_before_it(monkeypatch, tmp_path: Path):
-    def first(*, fixtures_dir: Path) -> dict:
+    def first(*, fixtures_dir: Path, options) -> dict:
         Source.objects.create(key="written-by-first", title="Written by the first loader")
         return {"created": 1}
 
-    def second(*, fixtures_dir: Path) -> dict:
+    def second(*, fixtures_dir: Path, options) -> dict:
         raise FixtureError(path=fixtures_dir / "second.yaml", row="row 1", field="name", message="bad")
 
     monkeypatch.setattr(loading, "_LOADERS", {})
@@ -67,7 +67,7 @@ def test_a_failing_loader_rolls_back_the_loaders_before_it(monkeypatch, tmp_path
 def test_load_all_passes_the_fixtures_directory_and_returns_counts_per_loader(monkeypatch, tmp_path: Path):
     seen: list[Path] = []
 
-    def record(*, fixtures_dir: Path) -> dict:
+    def record(*, fixtures_dir: Path, options) -> dict:
         seen.append(fixtures_dir)
         return {"rows": {"created": 0, "updated": 0, "unchanged": 0}}
 
