@@ -133,7 +133,8 @@ def _enqueue_warm(generation: int) -> None:
     from celery import current_app
 
     try:
-        current_app.send_task("core.tasks.pages_warm_task", args=[generation], countdown=WARM_DELAY_SECONDS)
+        current_app.send_task("core.tasks.pages_warm_task", args=[generation], countdown=WARM_DELAY_SECONDS,
+                              retry=False)
     except Exception:  # noqa: BLE001 - a broker outage costs the warming only
         logger.warning("could not enqueue page warming for generation %s", generation, exc_info=True)
 

@@ -277,7 +277,7 @@ def test_a_write_queues_the_warming_of_the_new_generation(settings, monkeypatch)
     monkeypatch.setattr(current_app, "send_task", lambda name, **options: sent.append((name, options)))
     settings.READ_CACHE_WARM = True
     ToolFactory(slug="vllm")
-    assert sent[-1] == ("core.tasks.pages_warm_task", {"args": [data_generation()], "countdown": 2})
+    assert sent[-1] == ("core.tasks.pages_warm_task", {"args": [data_generation()], "countdown": 2, "retry": False})
     generations = [options["args"][0] for _, options in sent]
     assert generations == sorted(set(generations))  # one per committed write, each for the generation it made
 
