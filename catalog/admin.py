@@ -3,6 +3,7 @@ from django.contrib import admin
 from catalog.models import (
     ApiSurface,
     Caveat,
+    DocumentedAbsence,
     Feature,
     HardwareSpec,
     HardwareSupport,
@@ -57,6 +58,12 @@ class ToolFeatureInline(admin.TabularInline):
     autocomplete_fields = ("feature", "source")
 
 
+class DocumentedAbsenceInline(admin.TabularInline):
+    model = DocumentedAbsence
+    extra = 0
+    autocomplete_fields = ("hardware", "quant_format", "feature", "api_surface", "source")
+
+
 class CaveatInline(admin.StackedInline):
     model = Caveat
     extra = 0
@@ -79,6 +86,7 @@ class ToolAdmin(admin.ModelAdmin):
         ToolQuantFormatInline,
         ToolApiSurfaceInline,
         ToolFeatureInline,
+        DocumentedAbsenceInline,
     )
 
 
@@ -253,3 +261,11 @@ class ReportedFigureAdmin(admin.ModelAdmin):
     list_select_related = ("tool", "model", "hardware")
     autocomplete_fields = ("tool", "model", "hardware", "source")
     date_hierarchy = "observed_on"
+
+
+@admin.register(DocumentedAbsence)
+class DocumentedAbsenceAdmin(admin.ModelAdmin):
+    list_display = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")
+    search_fields = ("tool__name", "notes")
+    list_select_related = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")
+    autocomplete_fields = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")

@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from catalog import selectors, services
 from catalog.extensions import tool_detail_fields
 from catalog.models import (
+    ABSENCE_ASPECTS,
     Feature,
     HardwareTarget,
     Licence,
@@ -35,6 +36,7 @@ from catalog.models import (
 from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
+from catalog.comparison import compare_matrix
 from core.urls import cached_absolute_reverse
 
 TAG_CATALOG = "catalog"
@@ -140,6 +142,14 @@ class DetailFeatureSerializer(serializers.Serializer):
     source = SourceRefSerializer(allow_null=True)
 
 
+class DocumentedAbsenceSerializer(serializers.Serializer):
+    aspect = serializers.ChoiceField(choices=ABSENCE_ASPECTS)
+    slug = serializers.CharField(source="subject.slug")
+    name = serializers.CharField(source="subject.name")
+    notes = serializers.CharField()
+    source = SourceRefSerializer()
+
+
 class ToolCaveatSerializer(serializers.Serializer):
     key = serializers.CharField()
     severity = serializers.CharField()
@@ -171,6 +181,11 @@ class ToolDetailOutputSerializer(serializers.Serializer):
     quant_formats = DetailQuantFormatSerializer(source="quant_format_support", many=True)
     api_surfaces = DetailApiSurfaceSerializer(source="api_surface_support", many=True)
     features = DetailFeatureSerializer(source="feature_support", many=True)
+    not_supported = DocumentedAbsenceSerializer(
+        source="absences", many=True,
+        help_text="What a source says the tool does not do (hardware, formats, features, API surfaces); a fact in "
+        "neither this list nor the lists above is not stated by any source.",
+    )
     caveats = ToolCaveatSerializer(many=True)
     sources = SourceRefSerializer(many=True)
 
@@ -756,17 +771,27 @@ class CompareApi(Api):
             "in the column order wanted.",
         )
 
+    class CellSerializer(serializers.Serializer):
+        state = serializers.ChoiceField(choices=["yes", "partial", "no", "unknown", "text"],
+                                        help_text='"unknown": no source states it; "text": see label.')
+        label = serializers.CharField(help_text="The cell as the page words it.")
+        note = serializers.CharField(help_text="The level, a source's note, or where a documented outcome comes from.")
+
     class RowSerializer(serializers.Serializer):
+        section = serializers.CharField()
         key = serializers.CharField()
         label = serializers.CharField()
-        values = serializers.ListField(child=serializers.JSONField(), help_text="One value per tool, in order.")
-        differs = serializers.BooleanField(help_text="true when the tools do not all have the same value.")
+        cells = serializers.ListField(child=serializers.DictField(), help_text="One cell per tool, in order.")
+        differs = serializers.BooleanField(help_text="true when two tools have known values here and they differ.")
+        not_stated_for = serializers.ListField(child=serializers.CharField(),
+                                               help_text="Names of the tools for which no source states this.")
 
     @extend_schema(
         operation_id="compare_retrieve",
         tags=[TAG_CATALOG],
         summary="Compare tools side by side",
-        description="The rows of the compare page, one value per tool, with the rows where the tools differ marked.",
+        description="The compare page's matrix: one row per fact any of the tools has, one cell per tool, the rows "
+        "where two tools have known, different values marked, and for each row the tools it is not stated for.",
         parameters=[FilterSerializer],
         responses={
             200: inline_serializer(
@@ -781,13 +806,17 @@ class CompareApi(Api):
             slugs = selectors.compare_parse_slugs(params["tools"])
         except selectors.CompareError as error:
             raise ApplicationError(error.message, code=error.code, fields={"tools": [error.message]}) from None
-        comparison = selectors.tool_compare(slugs=slugs)
+        matrix = compare_matrix(selectors.tool_compare(slugs=slugs))
         return Response(
             {
-                "tools": [{"slug": tool.slug, "name": tool.name} for tool in comparison.tools],
+                "tools": [{"slug": tool.slug, "name": tool.name} for tool in matrix.tools],
                 "rows": [
-                    {"key": row.key, "label": row.label, "values": row.values, "differs": row.differs}
-                    for row in comparison.rows
+                    {
+                        "section": section.key, "key": row.key, "label": row.label,
+                        "cells": [{"state": cell.state, "label": cell.label, "note": cell.note} for cell in row.cells],
+                        "differs": row.differs, "not_stated_for": row.not_stated_for,
+                    }
+                    for section in matrix.sections for row in section.rows
                 ],
             }
         )

@@ -1,14 +1,16 @@
 """The compare page's matrix: one row per fact any compared tool has, one cell per tool.
 
 Cells say yes, partial, no or not stated, in words (colour only repeats them). "No" is used only where a
-source says so (a documented check that is rejected, ignored or unsupported); a fact no source states for
-a tool is "not stated", never "no". The tools come from catalog.selectors.tool_compare with their
-details prefetched, so building the matrix runs no query.
+source says so (a documented absence, or a documented check that is rejected, ignored or unsupported); a fact
+no source states for a tool is "not stated", never "no". A row differs only where two tools have known,
+different values; the tools for which a row is not stated are listed apart. The tools come from
+catalog.selectors.tool_compare with their details prefetched, so building the matrix runs no query.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from decimal import Decimal
 from typing import Any
 
@@ -56,11 +58,16 @@ class MatrixRow:
     label: str
     cells: list[Cell]
     help: str = ""
+    tools: tuple[str, ...] = ()
 
     @property
     def differs(self) -> bool:
-        first = (self.cells[0].state, self.cells[0].text)
-        return any((cell.state, cell.text) != first for cell in self.cells[1:])
+        """Two tools have known values here, and they are not the same."""
+        return len({(cell.state, cell.text) for cell in self.cells if cell.state != UNKNOWN}) > 1
+
+    @property
+    def not_stated_for(self) -> list[str]:
+        return [name for name, cell in zip(self.tools, self.cells, strict=True) if cell.state == UNKNOWN]
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,10 @@ class CompareMatrix:
     @property
     def differing_count(self) -> int:
         return sum(row.differs for section in self.sections for row in section.rows)
+
+    @property
+    def partly_stated_count(self) -> int:
+        return sum(bool(row.not_stated_for) for section in self.sections for row in section.rows)
 
     def only_differences(self) -> CompareMatrix:
         sections = [section.only_differences() for section in self.sections]
@@ -114,11 +125,21 @@ def _fact_rows(tools: list[Tool], facts: Callable[[Tool], Iterable[tuple[str, st
         for key, (label, position, _) in facts_of_tool.items():
             keys.setdefault(key, (label, position))
     ordered = sorted(keys.items(), key=lambda item: (item[1][1], item[1][0].lower()))
+    names = tuple(tool.name for tool in tools)
     return [
         MatrixRow(key, label, [facts_of_tool[key][2] if key in facts_of_tool else Cell(UNKNOWN)
-                               for facts_of_tool in per_tool])
+                               for facts_of_tool in per_tool], tools=names)
         for key, (label, _) in ordered
     ]
+
+
+def _absent(tool: Tool, aspect: str, prefix: str):
+    """The tool's documented absences of one aspect, as "no" cells under the same keys as the supported facts."""
+    for absence in tool.absences.all():
+        if absence.aspect == aspect:
+            subject = absence.subject
+            yield (f"{prefix}:{subject.slug}", subject.name, getattr(subject, "position", 0),
+                   Cell(NO, note=absence.notes or f"Not supported, per {absence.source.title}"))
 
 
 def _hardware(tool: Tool):
@@ -126,17 +147,20 @@ def _hardware(tool: Tool):
         yield (f"hardware:{support.hardware.slug}", support.hardware.name, support.hardware.position,
                Cell(_HARDWARE_STATES.get(support.level, PARTIAL),
                     note=support.get_level_display() if support.level not in ("native",) else support.notes))
+    yield from _absent(tool, "hardware", "hardware")
 
 
 def _formats(tool: Tool):
     for support in tool.quant_format_support.all():
         yield f"format:{support.quant_format.slug}", support.quant_format.name, 0, Cell(YES, note=support.notes)
+    yield from _absent(tool, "quant_format", "format")
 
 
 def _features(tool: Tool):
     for support in tool.feature_support.all():
         yield f"feature:{support.feature.slug}", support.feature.name, support.feature.position, Cell(
             YES, note=support.notes)
+    yield from _absent(tool, "feature", "feature")
 
 
 def _surfaces(tool: Tool):
@@ -144,6 +168,7 @@ def _surfaces(tool: Tool):
         state = PARTIAL if support.gaps else YES
         yield (f"api:{support.api_surface.slug}", support.api_surface.name, 0,
                Cell(state, note="Documented gaps; see the API gaps rows and the tool page." if support.gaps else ""))
+    yield from _absent(tool, "api_surface", "api")
 
 
 def _checks(tool: Tool):
@@ -163,18 +188,19 @@ def _rating(tool: Tool) -> Cell:
 
 
 def compare_matrix(tools: list[Tool]) -> CompareMatrix:
+    row = partial(MatrixRow, tools=tuple(tool.name for tool in tools))
     summary = [
-        MatrixRow("kind", "Kind", [Cell(TEXT, tool.get_kind_display()) for tool in tools]),
-        MatrixRow("ideal_for", "Ideal for", [_text(tool.ideal_for) for tool in tools]),
-        MatrixRow("rating", "Rating", [_rating(tool) for tool in tools]),
-        MatrixRow("licence", "Licence", [_text(tool.licence.spdx_id if tool.licence else None) for tool in tools]),
-        MatrixRow("same_model_price", f"Price for {REFERENCE_MODEL_SLUG}", [same_model_price(tool) for tool in tools],
+        row("kind", "Kind", [Cell(TEXT, tool.get_kind_display()) for tool in tools]),
+        row("ideal_for", "Ideal for", [_text(tool.ideal_for) for tool in tools]),
+        row("rating", "Rating", [_rating(tool) for tool in tools]),
+        row("licence", "Licence", [_text(tool.licence.spdx_id if tool.licence else None) for tool in tools]),
+        row("same_model_price", f"Price for {REFERENCE_MODEL_SLUG}", [same_model_price(tool) for tool in tools],
                   help="The one model every hosted provider here prices, so the prices compare like for like."),
-        MatrixRow("caveats", "Warnings", [
+        row("caveats", "Warnings", [
             Cell(TEXT, "; ".join(caveat.title for caveat in tool.caveats.all())) if tool.caveats.all()
             else Cell(TEXT, "None listed") for tool in tools
         ]),
-        MatrixRow("last_verified", "Last verified", [_text(tool.last_verified.isoformat() if tool.last_verified
+        row("last_verified", "Last verified", [_text(tool.last_verified.isoformat() if tool.last_verified
                                                            else None) for tool in tools]),
     ]
     sections = [

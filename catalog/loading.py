@@ -16,8 +16,10 @@ from typing import Any
 from django.db import transaction
 
 from catalog.models import (
+    ABSENCE_ASPECTS,
     ApiSurface,
     Caveat,
+    DocumentedAbsence,
     Feature,
     HardwareSpec,
     HardwareSupport,
@@ -147,7 +149,7 @@ SPECS: dict[str, Spec] = {
             "website_url": to_text,
             "last_verified": to_date,
         },
-        children=("sources", "prices", "hardware", "quant_formats", "api_surfaces", "features", "caveats"),
+        children=("sources", "prices", "hardware", "quant_formats", "api_surfaces", "features", "not_supported", "caveats"),
     ),
     "hardware_specs": Spec(
         HardwareSpec,
@@ -216,6 +218,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
     "prices": Spec(
         PriceItem,
         key=("item", "unit", "tier"),
+        optional_key=("tier",),
         required=("item", "unit", "source"),
         fields={
             "item": to_text,
@@ -257,6 +260,17 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
         key=("feature",),
         required=("feature", "source"),
         fields={"feature": Ref(Feature, "slug"), "notes": to_text, "source": SOURCE},
+    ),
+    "not_supported": Spec(
+        DocumentedAbsence,
+        key=ABSENCE_ASPECTS,
+        optional_key=ABSENCE_ASPECTS,
+        required=("source",),
+        fields={
+            "hardware": Ref(HardwareTarget, "slug"), "quant_format": Ref(QuantFormat, "slug"),
+            "feature": Ref(Feature, "slug"), "api_surface": Ref(ApiSurface, "slug"), "notes": to_text,
+            "source": SOURCE,
+        },
     ),
     "caveats": Spec(
         Caveat,

@@ -295,6 +295,58 @@ class ToolFeature(TimeStampedModel):
         constraints = [models.UniqueConstraint(fields=["tool", "feature"], name="tool_feature_unique")]
 
 
+ABSENCE_ASPECTS = ("hardware", "quant_format", "feature", "api_surface")
+
+
+class DocumentedAbsence(TimeStampedModel):
+    """Something a source says a tool does not do: hardware it does not run on, a format, a feature or an API it
+    lacks. The tables of what a tool supports are silent about what it lacks; where no row here says "no",
+    the comparison says "not stated". Exactly one of the four aspects is set."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="absences")
+    hardware = models.ForeignKey(HardwareTarget, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    quant_format = models.ForeignKey(QuantFormat, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    feature = models.ForeignKey(Feature, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    api_surface = models.ForeignKey(ApiSurface, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    notes = models.CharField(max_length=400, blank=True)
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["tool", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(hardware__isnull=False, quant_format=None, feature=None, api_surface=None)
+                    | models.Q(hardware=None, quant_format__isnull=False, feature=None, api_surface=None)
+                    | models.Q(hardware=None, quant_format=None, feature__isnull=False, api_surface=None)
+                    | models.Q(hardware=None, quant_format=None, feature=None, api_surface__isnull=False)
+                ),
+                name="documented_absence_one_aspect",
+            ),
+            *(
+                models.UniqueConstraint(fields=["tool", aspect], condition=models.Q(**{f"{aspect}__isnull": False}),
+                                        name=f"documented_absence_unique_{aspect}")
+                for aspect in ABSENCE_ASPECTS
+            ),
+        ]
+
+    @property
+    def aspect(self) -> str:
+        return next(name for name in ABSENCE_ASPECTS if getattr(self, f"{name}_id") is not None)
+
+    @property
+    def subject(self) -> HardwareTarget | QuantFormat | Feature | ApiSurface:
+        return getattr(self, self.aspect)
+
+    def clean(self) -> None:
+        super().clean()
+        if sum(getattr(self, f"{name}_id") is not None for name in ABSENCE_ASPECTS) != 1:
+            raise ValidationError(f"Name exactly one of: {', '.join(ABSENCE_ASPECTS)}.")
+
+    def __str__(self) -> str:
+        return f"{self.tool} lacks {self.subject}"
+
+
 class Caveat(TimeStampedModel):
     class Severity(models.TextChoices):
         SECURITY = "security", "Security"

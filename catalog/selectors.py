@@ -5,10 +5,8 @@ API response costs the same number of queries whether the catalog holds five too
 """
 from __future__ import annotations
 
-import datetime
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +17,8 @@ from django.db.models import QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce, Lower
 
 from catalog.models import (
+    ABSENCE_ASPECTS,
+    DocumentedAbsence,
     ApiSurface,
     Caveat,
     Feature,
@@ -220,6 +220,7 @@ def _with_details(queryset: QuerySet[Tool]) -> QuerySet[Tool]:
         Prefetch("feature_support", queryset=_without_timestamps(ToolFeature.objects, "feature", "source")),
         Prefetch("caveats", queryset=_without_timestamps(Caveat.objects, "source")),
         Prefetch("sources", queryset=_without_timestamps(Source.objects)),
+        Prefetch("absences", queryset=DocumentedAbsence.objects.select_related(*ABSENCE_ASPECTS, "source")),
     )
 
 
@@ -390,20 +391,6 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
     return slugs
 
 
-@dataclass(frozen=True)
-class ComparisonRow:
-    key: str
-    label: str
-    values: list[Any]
-    differs: bool
-
-
-@dataclass(frozen=True)
-class Comparison:
-    tools: list[Tool]
-    rows: list[ComparisonRow] = field(default_factory=list)
-
-
 def _decimal(value: Decimal | None) -> str | None:
     # Strings keep money exact in JSON, as DRF does for decimals by default.
     if value is None:
@@ -435,108 +422,11 @@ def headline_price_value(tool: Tool) -> dict[str, Any] | None:
     return None
 
 
-def _price_item_value(price: PriceItem) -> dict[str, Any]:
-    return {
-        "item": price.item,
-        "unit": price.unit,
-        "tier": price.tier,
-        "input_usd_per_mtok": _decimal(price.input_usd_per_mtok),
-        "output_usd_per_mtok": _decimal(price.output_usd_per_mtok),
-        "amount_usd": _decimal(price.amount_usd),
-        "discount_percent": _decimal(price.discount_percent),
-        "is_lower_bound": price.is_lower_bound,
-        "notes": price.notes,
-    }
-
-
-def _row(key: str, label: str, values: list[Any]) -> ComparisonRow:
-    first = values[0]
-    return ComparisonRow(key=key, label=label, values=values, differs=any(value != first for value in values[1:]))
-
-
-def _rating(value: Decimal | None) -> str | None:
-    # Sources rate with one decimal; "4.0" stays "4.0".
-    return f"{value:.1f}" if value is not None else None
-
-
-def _iso(day: datetime.date | None) -> str | None:
-    return day.isoformat() if day else None
-
-
-def tool_compare(*, slugs: Sequence[str]) -> Comparison:
-    """Side-by-side rows for already-validated slugs (see compare_parse_slugs), in the order given."""
+def tool_compare(*, slugs: Sequence[str]) -> list[Tool]:
+    """The tools of already-validated slugs (see compare_parse_slugs), in the order given, with everything the
+    comparison shows (catalog.comparison.compare_matrix builds it without a query)."""
     by_slug = {tool.slug: tool for tool in _with_details(Tool.objects.filter(slug__in=slugs))}
-    tools = [by_slug[slug] for slug in slugs if slug in by_slug]
-    rows = [
-        _row("rating", "Rating (out of 5)", [_rating(tool.rating) for tool in tools]),
-        _row("kind", "Kind", [tool.get_kind_display() for tool in tools]),
-        _row("licence", "Licence", [tool.licence.spdx_id if tool.licence else None for tool in tools]),
-        _row("open_source", "Open source", [tool.is_open_source for tool in tools]),
-        _row("headline_price", "Headline price", [headline_price_value(tool) for tool in tools]),
-        _row(
-            "price_items",
-            "Prices",
-            [[_price_item_value(price) for price in tool.price_items.all()] for tool in tools],
-        ),
-        _row(
-            "hardware",
-            "Hardware",
-            [
-                [
-                    {"slug": support.hardware.slug, "name": support.hardware.name, "level": support.level}
-                    for support in tool.hardware_support.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "quant_formats",
-            "Quantization formats",
-            [
-                [
-                    {
-                        "slug": support.quant_format.slug,
-                        "name": support.quant_format.name,
-                        "hardware_requirement": support.quant_format.hardware_requirement,
-                    }
-                    for support in tool.quant_format_support.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "api_surfaces",
-            "API surfaces",
-            [
-                [
-                    {"slug": support.api_surface.slug, "name": support.api_surface.name, "gaps": support.gaps}
-                    for support in tool.api_surface_support.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "features",
-            "Features",
-            [
-                [{"slug": support.feature.slug, "name": support.feature.name} for support in tool.feature_support.all()]
-                for tool in tools
-            ],
-        ),
-        _row(
-            "caveats",
-            "Caveats",
-            [
-                [
-                    {"key": caveat.key, "severity": caveat.severity, "title": caveat.title}
-                    for caveat in tool.caveats.all()
-                ]
-                for tool in tools
-            ],
-        ),
-        _row("last_verified", "Last verified", [_iso(tool.last_verified) for tool in tools]),
-    ]
-    return Comparison(tools=tools, rows=rows)
+    return [by_slug[slug] for slug in slugs if slug in by_slug]
 
 
 def reported_figures_for_scoring() -> list[dict[str, Any]]:

@@ -93,7 +93,7 @@ ONLY_DIFFERENCES = "differences"
 
 
 def _requested_comparison(request: HttpRequest):
-    """(comparison or None, error or None) for the tools named in the query string."""
+    """(the tools compared or None, error or None) for the tools named in the query string."""
     requested = request.GET.getlist("tools")
     if not requested:
         return None, None
@@ -106,21 +106,20 @@ def _requested_comparison(request: HttpRequest):
 
 @cached_page()
 def compare(request: HttpRequest) -> HttpResponse:
-    comparison, error = _requested_comparison(request)
-    matrix = compare_matrix(comparison.tools) if comparison else None
+    compared, error = _requested_comparison(request)
+    matrix = compare_matrix(compared) if compared else None
     only_differences = request.GET.get("only") == ONLY_DIFFERENCES
-    slugs = [tool.slug for tool in comparison.tools] if comparison else []
-    page_sources = (
-        _unique_sources(source for tool in comparison.tools for source in tool.sources.all()) if comparison else []
-    )
+    slugs = [tool.slug for tool in compared or []]
+    page_sources = _unique_sources(source for tool in compared or [] for source in tool.sources.all())
     return render(
         request,
         "catalog/compare.html",
         {
-            "comparison": comparison,
+            "comparison": matrix,
             "matrix": matrix.only_differences() if matrix and only_differences else matrix,
             "all_rows": matrix.row_count if matrix else 0,
             "differing_rows": matrix.differing_count if matrix else 0,
+            "partly_stated_rows": matrix.partly_stated_count if matrix else 0,
             "only_differences": only_differences,
             "tools_param": ",".join(slugs),
             "error": error,
@@ -137,15 +136,15 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 def compare_csv(request: HttpRequest) -> HttpResponse:
     """The compare matrix as CSV: one line per aspect, one column per tool, cells as the page words them."""
-    comparison, error = _requested_comparison(request)
-    if comparison is None:
+    compared, error = _requested_comparison(request)
+    if compared is None:
         message = error.message if error else f"Name {COMPARE_MIN_TOOLS} to {COMPARE_MAX_TOOLS} tools in ?tools=."
         return HttpResponse(f"tools: {message}\n", status=400, content_type="text/plain; charset=utf-8")
-    matrix = compare_matrix(comparison.tools)
+    matrix = compare_matrix(compared)
     if request.GET.get("only") == ONLY_DIFFERENCES:
         matrix = matrix.only_differences()
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    filename = "compare-" + "-".join(tool.slug for tool in comparison.tools) + ".csv"
+    filename = "compare-" + "-".join(tool.slug for tool in compared) + ".csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     writer = csv.writer(response)
     writer.writerows(matrix_csv_rows(matrix))

@@ -233,6 +233,8 @@ class Spec:
     required: tuple[str, ...] = ()
     children: tuple[str, ...] = ()
     auto_position: bool = False
+    # Parts of the natural key a row may leave empty (its model's default then applies).
+    optional_key: tuple[str, ...] = ()
 
 
 def to_text(value: Any) -> str:
@@ -404,7 +406,7 @@ class SpecLoader:
                 raise FixtureError(path=path, row=label, field=str(name),
                                    message=f"unknown field; expected one of {', '.join(sorted(allowed))}")
         for name in spec.required + spec.key:
-            if name != "tier" and data.get(name) in (None, ""):
+            if name not in spec.optional_key and data.get(name) in (None, ""):
                 raise FixtureError(path=path, row=label, field=name, message="this field is required")
         values: dict[str, Any] = {}
         for name, converter in spec.fields.items():

@@ -134,12 +134,17 @@ def test_unknown_tool_is_a_404_in_the_error_shape(api_client, catalog):
     }
 
 
-def test_compare_marks_differing_rows(api_client, catalog):
+def test_compare_answers_the_pages_matrix(api_client, catalog, client):
     body = api_client.get("/api/v1/compare/?tools=vllm,llama-cpp").json()
     assert [tool["slug"] for tool in body["tools"]] == ["vllm", "llama-cpp"]
     rows = {row["key"]: row for row in body["rows"]}
-    assert rows["rating"] == {"key": "rating", "label": "Rating (out of 5)", "values": ["4.7", "4.8"], "differs": True}
+    assert rows["rating"] == {
+        "section": "summary", "key": "rating", "label": "Rating", "differs": True, "not_stated_for": [],
+        "cells": [{"state": "text", "label": "4.7 / 5", "note": ""}, {"state": "text", "label": "4.8 / 5", "note": ""}],
+    }
     assert rows["kind"]["differs"] is False
+    page = client.get("/compare/?tools=vllm,llama-cpp").content.decode()
+    assert page.count('class="row-differs"') == sum(row["differs"] for row in body["rows"])
 
 
 @pytest.mark.parametrize(

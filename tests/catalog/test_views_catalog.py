@@ -101,14 +101,14 @@ def test_filter_form_keeps_the_chosen_values(client, catalog):
 @pytest.mark.parametrize("count", [5, 50])
 def test_index_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
-    # fingerprint, 3 filter choice lists (hardware, licences, features), tools with headline prices,
+    # generation, 3 filter choice lists (hardware, licences, features), tools with headline prices,
     # hardware prefetch (the page is not wrapped in ATOMIC_REQUESTS' transaction)
     with django_assert_num_queries(6):
         response = client.get(reverse("catalog:index"), {"sort": "price", "open_source": "yes"})
     assert len(response.context["tools"]) == count
     assert response.content.decode().count('name="tools"') == count
     assert response["X-Page-Cache"] == "miss"
-    with django_assert_num_queries(1):  # the fingerprint
+    with django_assert_num_queries(1):  # the generation
         cached = client.get(reverse("catalog:index"), {"sort": "price", "open_source": "yes"})
     assert cached["X-Page-Cache"] == "hit"
     assert cached.content == response.content

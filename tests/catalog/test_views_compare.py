@@ -108,7 +108,9 @@ def test_only_differences_is_a_plain_link_that_drops_the_equal_rows(client, cata
     assert "hardware:nvidia-cuda" in matrix_rows(full) and "feature:continuous-batching" in matrix_rows(full)
     kept = matrix_rows(only)
     assert "hardware:nvidia-cuda" not in kept and "feature:continuous-batching" not in kept
-    assert "feature:multi-lora" in kept
+    # vLLM documents multi-LoRA and no source says whether TGI has it: not a difference, and the row says so.
+    assert "feature:multi-lora" not in kept
+    assert "Not stated for: " in full.split('data-row="feature:multi-lora"')[1].split("</tr>")[0]
     assert 'class="row-same"' not in only
     assert 'aria-current="true">Only differences' in only
 
@@ -172,8 +174,8 @@ def test_with_param_pretics_a_tool_in_the_picker(client, catalog):
 @pytest.mark.parametrize("count", [5, 50])
 def test_compare_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
-    # fingerprint, slug check, tools + 7 prefetches, picker
-    with django_assert_num_queries(11):
+    # generation, slug check, tools + 8 prefetches (documented absences among them), picker
+    with django_assert_num_queries(12):
         response = client.get(reverse("catalog:compare"), {"tools": "grown-0,grown-1,grown-2,grown-3"})
     assert response.status_code == 200
     assert response.content.decode().count('name="tools"') == count
@@ -185,3 +187,24 @@ def test_malformed_slugs_get_a_message_not_a_500(client, raw):
     assert response.status_code == 400
     assert "not tool slugs" in response.content.decode()
     assert "<script>" not in response.content.decode()
+
+
+def test_differences_are_pairs_of_known_values_and_unknowns_are_listed_apart(client):
+    """The three datacenter engines side by side on the real catalog: a row differs only where two of them have
+    known, different values; TensorRT-LLM on AMD is a documented "No", not "Not stated"."""
+    from django.core.management import call_command
+
+    call_command("load_catalog", verbosity=0)
+    url = reverse("catalog:compare")
+    full = client.get(url, {"tools": "vllm,sglang,tensorrt-llm"}).content.decode()
+    only = client.get(url, {"tools": "vllm,sglang,tensorrt-llm", "only": "differences"}).content.decode()
+    rows, kept = matrix_rows(full), matrix_rows(only)
+
+    assert rows["hardware:amd-rocm"] == ["yes", "yes", "no"]
+    assert "hardware:amd-rocm" in kept
+    for key, states in rows.items():
+        if key.startswith(("hardware:", "format:", "feature:", "api:", "check:")):
+            assert (key in kept) == (len({state for state in states if state != "unknown"}) > 1), (key, states)
+    assert kept, "these engines do differ somewhere"
+    row = full.split('data-row="feature:multi-lora"')[1].split("</tr>")[0]
+    assert ("Not stated for" in row) == ("unknown" in rows["feature:multi-lora"])
