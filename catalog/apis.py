@@ -238,11 +238,16 @@ class ToolListApi(ListApi):
             max_digits=2, decimal_places=1, min_value=0, max_value=5, required=False,
             help_text="Minimum rating (0 to 5); unrated tools are left out when set.",
         )
-        q = serializers.CharField(required=False, max_length=200, help_text="Text search in name, summary, verdict.")
+        q = serializers.CharField(
+            required=False, max_length=200,
+            help_text="Search by words, with the field's synonyms (json schema finds structured output, mac finds "
+            "Apple silicon), in names, hardware, formats, features, API surfaces, the request parameters documented "
+            "as working, and descriptions; best match first unless `ordering` is given.",
+        )
         ordering = serializers.ChoiceField(
-            choices=selectors.TOOL_SORTS, required=False, default="rating",
-            help_text="rating (default: best first, unrated last), name, or price (free software first, then the "
-            "gpt-oss-120b price cheapest first by blended price, then prices of other models, unranked).",
+            choices=selectors.TOOL_SORTS, required=False,
+            help_text="rating (the default without q: best first, unrated last), name, or price (free software first, "
+            "then the gpt-oss-120b price cheapest first by blended price, then prices of other models, unranked).",
         )
 
     class OutputSerializer(serializers.Serializer):

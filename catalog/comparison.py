@@ -15,8 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from catalog.models import HardwareSupport, Tool, ToolApiSurface
-from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
-from scoring.profile import NEEDS_CHOICES
+from catalog.selectors import CHECK_LABELS, REFERENCE_MODEL_SLUG, headline_price_value
 
 YES = "yes"
 PARTIAL = "partial"
@@ -25,7 +24,6 @@ UNKNOWN = "unknown"
 TEXT = "text"
 STATE_LABELS = {YES: "Yes", PARTIAL: "Partial", NO: "No", UNKNOWN: "Not stated"}
 
-CHECK_LABELS = dict(NEEDS_CHOICES)
 _CHECK_STATES = {
     ToolApiSurface.CheckOutcome.SUPPORTED: YES,
     ToolApiSurface.CheckOutcome.PARTIAL: PARTIAL,

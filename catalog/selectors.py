@@ -37,7 +37,12 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
+from catalog import search
+from core.cache import PerGeneration
+from scoring.profile import NEEDS_CHOICES
 from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
+
+CHECK_LABELS = dict(NEEDS_CHOICES)
 
 COMPARE_MIN_TOOLS = 2
 COMPARE_MAX_TOOLS = 4
@@ -46,29 +51,45 @@ TOOL_SORTS = ("rating", "name", "price")
 # Headline prices are compared on one model that every hosted provider in the catalog prices.
 REFERENCE_MODEL_SLUG = "gpt-oss-120b"
 BLENDED_QUANTUM = Decimal("0.0001")
-TEXT_SEARCH_FIELDS = ("name", "summary", "verdict", "ideal_for", "family")
-# Search also matches what a tool runs on, the formats and features it lists, and its kind, by slug or name:
-# "apple" finds the engines for Apple silicon, "gguf" every GGUF engine, "provider" the hosted APIs.
-RELATED_SEARCH_FIELDS = (
-    (HardwareSupport, ("hardware__slug", "hardware__name", "hardware__vendor")),
-    (ToolQuantFormat, ("quant_format__slug", "quant_format__name")),
-    (ToolFeature, ("feature__slug", "feature__name")),
-)
+# A documented check counts for search where the tool does what it names.
+SEARCHED_CHECK_OUTCOMES = ("supported", "partial")
 
 
-def _text_search(text: str) -> Q:
-    condition = Q()
-    for field_name in TEXT_SEARCH_FIELDS:
-        condition |= Q(**{f"{field_name}__icontains": text})
-    for model, fields in RELATED_SEARCH_FIELDS:
-        matches = Q()
-        for field_name in fields:
-            matches |= Q(**{f"{field_name}__icontains": text})
-        condition |= Exists(model.objects.filter(matches, tool=OuterRef("pk")))
-    kinds = [value for value, label in Tool.Kind.choices if text.lower() in f"{value} {label}".lower()]
-    if kinds:
-        condition |= Q(kind__in=kinds)
-    return condition
+def _search_documents() -> tuple[search.Document, ...]:
+    """What catalog.search reads of every tool: its names; what it lists (hardware, formats, features, API
+    surfaces, the request parameters it documents as working); its prose."""
+    tools = Tool.objects.prefetch_related(
+        Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware")),
+        Prefetch("quant_format_support", queryset=ToolQuantFormat.objects.select_related("quant_format")),
+        Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature")),
+        Prefetch("api_surface_support", queryset=ToolApiSurface.objects.select_related("api_surface")),
+    )
+    documents = []
+    for tool in tools:
+        hardware = list(tool.hardware_support.all())
+        formats = list(tool.quant_format_support.all())
+        features = list(tool.feature_support.all())
+        surfaces = list(tool.api_surface_support.all())
+        checks = [check for surface in surfaces for check, outcome in (surface.checks or {}).items()
+                  if outcome in SEARCHED_CHECK_OUTCOMES]
+        documents.append(search.Document.build(
+            tool.pk,
+            name=[tool.name, tool.slug, tool.family],
+            listed=[
+                *(f"{link.hardware.name} {link.hardware.slug} {link.hardware.vendor}" for link in hardware),
+                *(f"{link.quant_format.name} {link.quant_format.slug}" for link in formats),
+                *(f"{link.feature.name} {link.feature.slug}" for link in features),
+                *(link.api_surface.name for link in surfaces),
+                *(f"{check} {CHECK_LABELS.get(check, '')}" for check in checks),
+                tool.get_kind_display(),
+            ],
+            prose=[tool.summary, tool.verdict, tool.ideal_for,
+                   *(link.notes for link in [*hardware, *formats, *features])],
+        ))
+    return tuple(documents)
+
+
+search_documents = PerGeneration(_search_documents).get
 
 
 def _headline_prices() -> QuerySet[PriceItem]:
@@ -179,8 +200,9 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     if filters.get("min_rating") is not None:
         queryset = queryset.filter(rating__gte=filters["min_rating"])
     text = (filters.get("q") or "").strip()
-    if text:
-        queryset = queryset.filter(_text_search(text))
+    relevance = search.rank(search_documents(), text) if text else None
+    if relevance is not None:
+        queryset = queryset.filter(pk__in=list(relevance))
 
     caveat_counts = (
         Caveat.objects.filter(tool=OuterRef("pk")).order_by().values("tool").annotate(total=Count("pk")).values("total")
@@ -188,6 +210,9 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     queryset = _with_headline_price(queryset).annotate(
         caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0)
     )
+    if relevance and not filters.get("sort"):
+        score = Case(*(When(pk=pk, then=Value(points)) for pk, points in relevance.items()))
+        return queryset.order_by(score.desc(), F("rating").desc(nulls_last=True), F("rank").asc(nulls_last=True), "name")
     sort = filters.get("sort") or "rating"
     if sort == "name":
         return queryset.order_by(Lower("name"), "slug")
