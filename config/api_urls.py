@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from catalog import apis as catalog_apis
-from core.apis import not_found
+from core.apis import ApiIndexApi, not_found
 from probes import apis as probe_apis
 from probes import model_apis
 from probes import sweep_apis
@@ -11,6 +11,7 @@ from probes import sweep_apis
 app_name = "api"
 
 urlpatterns = [
+    path("", ApiIndexApi.as_view(), name="index"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

@@ -1,12 +1,15 @@
 """Building blocks every API view of the project shares."""
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 from django.http import HttpRequest, JsonResponse
+from django.urls import URLResolver, get_resolver, reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
@@ -135,3 +138,33 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     return JsonResponse(
         error_body(code="not_found", message=f"No API endpoint at {request.path}."), status=404
     )
+
+
+class ApiIndexApi(Api):
+    """Every endpoint of this API, with the methods it answers and where its schema and docs are."""
+
+    cached = True
+    # Routes that are not endpoints a client calls.
+    HIDDEN = ("not-found", "index")
+
+    def get(self, request: Request) -> Response:
+        prefix, resolver = get_resolver().namespace_dict[request.resolver_match.namespace]
+        return Response({
+            "title": settings.SPECTACULAR_SETTINGS["TITLE"],
+            "version": settings.SPECTACULAR_SETTINGS["VERSION"],
+            "schema": reverse("api:schema"),
+            "docs": reverse("api:docs"),
+            "endpoints": list(self._endpoints(resolver.url_patterns, f"/{prefix}")),
+        })
+
+    def _endpoints(self, patterns, prefix: str):
+        for pattern in patterns:
+            route = prefix + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(pattern.pattern))
+            if isinstance(pattern, URLResolver):
+                yield from self._endpoints(pattern.url_patterns, route)
+                continue
+            view = getattr(pattern.callback, "cls", None)
+            if pattern.name and pattern.name not in self.HIDDEN and view is not None:
+                methods = [method.upper() for method in ("get", "post", "patch", "put", "delete")
+                           if hasattr(view, method)]
+                yield {"path": route, "methods": methods, "name": pattern.name}

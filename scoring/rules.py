@@ -335,8 +335,8 @@ class DocumentedSpeed:
 # Hosted providers a seed sells on speed per user: the documented tier, used only when no provider has a
 # measured or reported figure.
 DOCUMENTED_SPEED: dict[str, DocumentedSpeed] = {
-    slug: DocumentedSpeed(slug, f"Seed 002 names {name} among the specialised chips sold on very high speed per "
-                          "user (low time to first token, fast output for each request).",
+    slug: DocumentedSpeed(slug, f"The engine comparison names {name} among the specialised chips sold on very high "
+                          "speed per user (low time to first token, fast output for each request).",
                           Citation(COMPARISON, "Throughput or latency: decide what you are buying"))
     for slug, name in (("groq", "Groq"), ("cerebras", "Cerebras"))
 }

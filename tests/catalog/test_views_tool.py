@@ -86,7 +86,7 @@ def test_tool_with_nothing_recorded_renders_empty_states(client):
     html = client.get(reverse("catalog:tool_detail", args=["bare"])).content.decode()
     for empty in ("No prices are recorded", "No hardware support is recorded", "No quantization formats",
                   "No API surfaces", "No features are recorded", "No sources are recorded", "Not recorded",
-                  "No use case or hardware recipe in the seed guides names Bare",
+                  "No use case or hardware recipe in the guides names Bare",
                   "The catalog does not record which models"):
         assert empty in html
 
