@@ -56,6 +56,7 @@ def catalog_index(request: HttpRequest) -> HttpResponse:
             "tools": tools,
             "ignored": form.ignored(),
             "is_filtered": form.is_filtered(),
+            "chosen_filters": sum(name != "q" for name in form.filters()),
             "page_sources": _unique_sources(tool.rating_source for tool in tools),
         },
     )

@@ -88,7 +88,7 @@ def filter_control(bound_field) -> str:
     if not hasattr(field, "choices"):
         return format_html(
             '<input type="search" name="{}" id="{}" value="{}" maxlength="{}" placeholder="{}">',
-            attrs["name"], attrs["id"], value, field.max_length or "", "name, verdict, use…",
+            attrs["name"], attrs["id"], value, field.max_length or "", "json schema, Mac, AMD, gguf…",
         )
     options = format_html_join(
         "",
