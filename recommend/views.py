@@ -250,6 +250,19 @@ def _preset_rows() -> list[dict]:
     ]
 
 
+def _preset_notes() -> list[dict]:
+    """The presets' notes under the table, each said once for every model it concerns."""
+    notes: dict[str, list[str]] = {}
+    for preset in MODEL_PRESETS:
+        if preset.shared_bits_per_weight:
+            notes.setdefault(
+                f"Published with the routed experts in {WEIGHT_FORMATS_BY_SLUG[preset.native_format].name} and "
+                f"the other {preset.shared_params_b} B parameters in BF16.", []).append(preset.name)
+        if preset.note:
+            notes.setdefault(preset.note, []).append(preset.name)
+    return [{"models": names, "note": note} for note, names in notes.items()]
+
+
 @cached_page()
 def fit(request: HttpRequest) -> HttpResponse:
     specs = list(hardware_spec_list())
@@ -259,7 +272,8 @@ def fit(request: HttpRequest) -> HttpResponse:
         result = fit_as_dict(form.fit_input, calculate(form.fit_input))
     by_slug = {spec.slug: spec for spec in specs}
     return _render_form_page(
-        request, "recommend/fit.html", form, result, presets=_preset_rows(), weight_formats=WEIGHT_FORMATS,
+        request, "recommend/fit.html", form, result, presets=_preset_rows(), preset_notes=_preset_notes(),
+        weight_formats=WEIGHT_FORMATS,
         max_devices=MAX_DEVICES_SUGGESTED, overhead_source=ENGINE_RESERVED_SOURCE, offload_source=LLAMA_CPP_OFFLOAD,
         tensor_parallel_source=VLLM_TENSOR_PARALLEL_RULE, gpt_oss_card=GPT_OSS_MODEL_CARD,
         engine_guide=answer_sources(keys={ENGINE_GUIDE}).get(ENGINE_GUIDE),

@@ -412,7 +412,7 @@ def test_fit_gpt_oss_120b_without_a_format_fits_one_h100_in_mxfp4(client, loaded
     result = response.context["result"]
     assert result["input"]["weight_format"] == "mxfp4" and result["result"]["fits"] is True
     assert result["result"]["weights_gib"] == pytest.approx(60.8, abs=0.3)  # the card's 60.8 GiB checkpoint
-    assert '<strong id="weight-format">MXFP4</strong> (as published)' in page
+    assert '<span id="weight-format">MXFP4</span> (as published)' in page
     assert '<option value="mxfp4" selected>' in page, "the redisplayed form shows the format it assumed"
 
 
