@@ -4,7 +4,7 @@
   released with only its experts quantized (gpt-oss: experts in MXFP4, attention, router and embeddings in
   BF16), the shared weights count at their own precision.
 - KV cache per token: 2 (K and V) x layers x KV heads x head dimension x bytes per element; with
-  multi-head latent attention (DeepSeek-V3, Kimi K2) one compressed latent per layer instead. It grows with
+  multi-head latent attention (DeepSeek-V3) one compressed latent per layer instead. It grows with
   the context and with every concurrent sequence.
 - Overhead: the engine keeps part of each device free for its runtime (CUDA context, graphs, activations
   outside the KV pool). vLLM's default `gpu_memory_utilization` of 0.9 leaves 10 % of every GPU unused; the
