@@ -216,11 +216,12 @@ class BreakEvenForm(forms.Form):
                                               initial=BREAK_EVEN_DEFAULTS["input_tokens_per_day"])
     output_tokens_per_day = forms.IntegerField(label="Output tokens per day", min_value=0, max_value=10**13,
                                                initial=BREAK_EVEN_DEFAULTS["output_tokens_per_day"])
-    model = forms.ChoiceField(label="Model (priced per token by the providers)", choices=())
+    # Left out, these take the API's defaults: the most widely priced model, 50 % and one GPU.
+    model = forms.ChoiceField(label="Model (priced per token by the providers)", choices=(), required=False)
     utilisation = forms.IntegerField(label="Busy share of the day the GPUs may use (%)", min_value=1,
-                                     max_value=100, initial=BREAK_EVEN_DEFAULTS["utilisation"])
+                                     max_value=100, initial=BREAK_EVEN_DEFAULTS["utilisation"], required=False)
     gpu_count = forms.IntegerField(label="Dedicated GPUs", min_value=1, max_value=4096,
-                                   initial=BREAK_EVEN_DEFAULTS["gpu_count"])
+                                   initial=BREAK_EVEN_DEFAULTS["gpu_count"], required=False)
     own_gpu_usd_per_hour = forms.FloatField(
         label="Your own GPU price per hour (USD, optional)", required=False, **OWN_GPU_PRICE_LIMITS,
         help_text="What one GPU costs you per hour; compared beside the catalog's offers as your figure.",
@@ -239,6 +240,13 @@ class BreakEvenForm(forms.Form):
     def clean(self):
         data = super().clean()
         if self.errors:
+            return data
+        for name in ("utilisation", "gpu_count"):
+            if data.get(name) is None:
+                data[name] = BREAK_EVEN_DEFAULTS[name]
+        data["model"] = data.get("model") or self.fields["model"].initial
+        if not data["model"]:
+            self.add_error("model", "No provider prices a model per token: load the catalog first.")
             return data
         try:
             self.workload = Workload(

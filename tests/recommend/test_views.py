@@ -588,3 +588,13 @@ def test_fit_and_break_even_query_counts_do_not_grow_with_rows(client, db):
             count_queries(client, reverse("recommend:break_even"), be_params))
 
     assert few == many
+
+
+def test_break_even_page_takes_the_apis_defaults(client, loaded_catalog):
+    response = client.get(reverse("recommend:break_even"), {"input_tokens_per_day": 1000,
+                                                            "output_tokens_per_day": 1000})
+
+    assert response.status_code == 200
+    assert response.context["result"]["model_name"] == "gpt-oss-120b"
+    assert response.context["result"]["assumptions"]["utilisation"] == 0.5
+    assert {row["gpus"] for row in response.context["result"]["gpus"]} == {1}
