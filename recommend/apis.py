@@ -363,7 +363,7 @@ class ProviderCostSerializer(serializers.Serializer):
 
 
 class GpuCostSerializer(serializers.Serializer):
-    tool = serializers.SlugField()
+    tool = serializers.CharField(allow_blank=True, help_text="The tool offering the GPU; empty for your own price.")
     name = serializers.CharField()
     item = serializers.CharField()
     tier = serializers.CharField()
