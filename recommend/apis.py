@@ -8,15 +8,21 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from recommend.forms import CUSTOM, fit_input_from
+from recommend.forms import CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
-from recommend.selectors import catalog_data, gpu_prices, hardware_spec_list, priced_models, token_prices
+from recommend.selectors import (
+    catalog_data,
+    gpu_prices,
+    hardware_spec_list,
+    priced_model_find,
+    priced_models,
+    token_prices,
+)
 from scoring import profile as choices
-from scoring.breakeven import BreakEvenError, Workload, gpu_costs, provider_costs
+from scoring.breakeven import BreakEvenError, Workload, gpu_costs, own_gpu_price, provider_costs
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
 from scoring.profile import Profile, ProfileError
 from scoring.ranking import recommend
-from scoring.terms import normalize_model
 
 
 def _query_data(request: Request, *, lists: tuple[str, ...] = ()) -> dict:
@@ -175,7 +181,15 @@ class FitQuerySerializer(serializers.Serializer):
     layers = serializers.IntegerField(min_value=1, max_value=1000, required=False)
     kv_heads = serializers.IntegerField(min_value=1, max_value=1024, required=False)
     head_dim = serializers.IntegerField(min_value=1, max_value=4096, required=False)
-    weight_format = serializers.ChoiceField(choices=[fmt.slug for fmt in WEIGHT_FORMATS], default="bf16")
+    attention_heads = serializers.IntegerField(
+        min_value=1, max_value=4096, required=False,
+        help_text="num_attention_heads; suggested tensor-parallel sizes divide it (a preset fills it).",
+    )
+    weight_format = serializers.ChoiceField(
+        choices=[fmt.slug for fmt in WEIGHT_FORMATS], required=False,
+        help_text="Default: the preset's published format (MXFP4 for gpt-oss, FP8 for DeepSeek-V3, BF16 for "
+        "Llama and Qwen3); required for a custom model.",
+    )
     context_tokens = serializers.IntegerField(
         min_value=1, max_value=10_000_000, required=False,
         help_text="Default 8192, or the preset's maximum if shorter; beyond a preset's maximum is a 400.",
@@ -196,6 +210,7 @@ class FitQuerySerializer(serializers.Serializer):
 class FitInputSerializer(serializers.Serializer):
     params_b = serializers.FloatField()
     layers = serializers.IntegerField()
+    attention_heads = serializers.IntegerField(allow_null=True)
     kv_heads = serializers.IntegerField()
     head_dim = serializers.IntegerField()
     bits_per_weight = serializers.FloatField()
@@ -212,6 +227,13 @@ class FitInputSerializer(serializers.Serializer):
     max_context_tokens = serializers.IntegerField(allow_null=True, help_text="The preset model's own maximum.")
     model_name = serializers.CharField()
     system_bandwidth_gb_s = serializers.FloatField(allow_null=True)
+    active_expert_params_b = serializers.FloatField(allow_null=True, help_text="MoE: routed-expert parameters "
+                                                    "one token reads.")
+    moe_layers = serializers.IntegerField(allow_null=True, help_text="MoE: layers that carry routed experts.")
+    unified_memory = serializers.BooleanField()
+    weight_format = serializers.CharField()
+    weight_format_name = serializers.CharField()
+    native_format = serializers.CharField(help_text="The preset's published format; empty for a custom model.")
 
 
 class FormatOptionSerializer(serializers.Serializer):
@@ -229,10 +251,30 @@ class OffloadSerializer(serializers.Serializer):
     slowdown = serializers.FloatField(allow_null=True, help_text="Split ceiling against the all-GPU one.")
 
 
+class ExpertOffloadSerializer(serializers.Serializer):
+    n_cpu_moe = serializers.IntegerField(help_text="llama.cpp --n-cpu-moe: the first N layers keep their routed "
+                                         "experts in system memory.")
+    expert_layers_on_cpu = serializers.IntegerField()
+    moe_layers = serializers.IntegerField()
+    all_experts_on_cpu = serializers.BooleanField(help_text="True when --cpu-moe (every expert) is needed.")
+    gpu_memory_gib = serializers.FloatField()
+    system_memory_gib = serializers.FloatField(help_text="Routed-expert weights kept in system memory.")
+    gpu_bytes_per_token_gb = serializers.FloatField()
+    system_bytes_per_token_gb = serializers.FloatField(help_text="Active expert bytes read from system memory "
+                                                       "per generated token.")
+    decode_ceiling_tps = serializers.FloatField(allow_null=True, help_text="Null without system_bandwidth_gb_s.")
+    gpu_only_ceiling_tps = serializers.FloatField(allow_null=True)
+    system_only_ceiling_tps = serializers.FloatField(allow_null=True)
+
+
 class WhatWouldFitSerializer(serializers.Serializer):
     formats = FormatOptionSerializer(many=True, help_text="Smaller formats that fit, largest first.")
-    devices_needed = serializers.IntegerField(allow_null=True)
-    offload = OffloadSerializer(allow_null=True)
+    devices_needed = serializers.IntegerField(allow_null=True, help_text="The smallest valid tensor-parallel size "
+                                              "(a power of two dividing the attention heads) that holds it.")
+    offload = OffloadSerializer(allow_null=True, help_text="Dense models on one GPU: whole layers offloaded.")
+    expert_offload = ExpertOffloadSerializer(allow_null=True, help_text="MoE models on one GPU: routed experts "
+                                             "kept in system memory.")
+    offload_ruled_out = serializers.CharField(allow_blank=True, help_text="Why no CPU offload is offered.")
 
 
 class FitResultSerializer(serializers.Serializer):
@@ -240,6 +282,7 @@ class FitResultSerializer(serializers.Serializer):
     active_weights_gib = serializers.FloatField(help_text="Weights read per generated token (MoE: active only).")
     kv_per_token_bytes = serializers.FloatField()
     kv_cache_gib = serializers.FloatField()
+    kv_replicas = serializers.FloatField(help_text="Copies of the KV cache tensor parallelism keeps (vLLM).")
     overhead_gib = serializers.FloatField(help_text="The 10% of each device an engine keeps back (vLLM's default).")
     total_gib = serializers.FloatField()
     capacity_gib = serializers.FloatField()
@@ -253,6 +296,9 @@ class FitResultSerializer(serializers.Serializer):
                                                 "null when the model does not fit.")
     aggregate_ceiling_tps = serializers.FloatField(allow_null=True)
     is_moe = serializers.BooleanField()
+    tensor_parallel_sizes = serializers.ListField(child=serializers.IntegerField(),
+                                                  help_text="Device counts vLLM accepts for this model.")
+    devices_valid_for_tensor_parallel = serializers.BooleanField()
     what_would_fit = WhatWouldFitSerializer(allow_null=True)
 
 
@@ -285,6 +331,10 @@ class BreakEvenQuerySerializer(serializers.Serializer):
     utilisation = serializers.FloatField(min_value=0.01, max_value=1, default=0.5,
                                          help_text="Busy share of the day the GPUs may use (0-1].")
     gpu_count = serializers.IntegerField(min_value=1, max_value=4096, default=1)
+    own_gpu_usd_per_hour = serializers.FloatField(
+        required=False, **OWN_GPU_PRICE_LIMITS,
+        help_text="Your own price for one GPU per hour; compared beside the catalog's offers as your figure.",
+    )
 
 
 class BreakEvenAssumptionsSerializer(serializers.Serializer):
@@ -313,7 +363,7 @@ class ProviderCostSerializer(serializers.Serializer):
 
 
 class GpuCostSerializer(serializers.Serializer):
-    tool = serializers.SlugField()
+    tool = serializers.CharField(allow_blank=True, help_text="The tool offering the GPU; empty for your own price.")
     name = serializers.CharField()
     item = serializers.CharField()
     tier = serializers.CharField()
@@ -326,10 +376,12 @@ class GpuCostSerializer(serializers.Serializer):
     break_even_tokens_per_day = serializers.IntegerField(allow_null=True)
     source = serializers.CharField()
     verified_on = serializers.CharField(allow_null=True)
+    user_supplied = serializers.BooleanField(help_text="True for the row of own_gpu_usd_per_hour, your figure.")
 
 
 class BreakEvenSerializer(serializers.Serializer):
-    model = serializers.CharField(allow_null=True)
+    model = serializers.CharField(allow_null=True, help_text="The catalog model's slug.")
+    model_name = serializers.CharField(allow_null=True)
     assumptions = BreakEvenAssumptionsSerializer()
     workload = BreakEvenWorkloadSerializer()
     providers = ProviderCostSerializer(many=True, help_text="Cheapest first.")
@@ -345,16 +397,20 @@ class BreakEvenApi(APIView):
         query = BreakEvenQuerySerializer(data=_query_data(request))
         query.is_valid(raise_exception=True)
         data = query.validated_data
-        models = [model for model, _ in priced_models()]
-        model = normalize_model(data["model"]) if data.get("model") else (models[0] if models else None)
-        if model is not None and model not in models:
-            raise _field_errors({"model": f"No provider prices {model!r}; priced models: {', '.join(models)}."})
+        models = priced_models()
+        model = priced_model_find(data["model"]) if data.get("model") else (models[0] if models else None)
+        if data.get("model") and model is None:
+            raise _field_errors({"model": f"No provider prices {data['model']!r}; priced models: "
+                                          f"{', '.join(model.slug for model in models)}."})
         try:
             workload = Workload(input_tokens_per_day=data["input_tokens_per_day"],
                                 output_tokens_per_day=data["output_tokens_per_day"],
                                 utilisation=data["utilisation"])
         except BreakEvenError as exc:
             raise _field_errors(exc.errors) from exc
-        providers = provider_costs(workload, token_prices(model=model)) if model else []
-        gpus = gpu_costs(workload, gpu_prices(), gpu_count=data["gpu_count"], providers=providers)
-        return Response({"model": model, **break_even_as_dict(workload, providers, gpus)})
+        providers = provider_costs(workload, token_prices(model=model.slug)) if model else []
+        offers = gpu_prices() + ([own_gpu_price(data["own_gpu_usd_per_hour"])] if data.get("own_gpu_usd_per_hour")
+                                 else [])
+        gpus = gpu_costs(workload, offers, gpu_count=data["gpu_count"], providers=providers)
+        return Response({"model": model.slug if model else None, "model_name": model.name if model else None,
+                         **break_even_as_dict(workload, providers, gpus)})

@@ -70,18 +70,38 @@ def _preset_choices():
     return [(CUSTOM, "Custom (enter the numbers below)")] + [(preset.slug, preset.name) for preset in MODEL_PRESETS]
 
 
+# The model the calculator starts from, and the wizard's links when no model was asked: the one every
+# provider in the catalog prices.
+DEFAULT_FIT_MODEL = "gpt-oss-120b"
+NATIVE = ""
+
+
+def native_format_for(model: str | None) -> str:
+    """The format a preset model is published in; empty for a custom model, which has none to assume."""
+    preset = MODEL_PRESETS_BY_SLUG.get(model or "")
+    return preset.native_format if preset else NATIVE
+
+
 class FitForm(forms.Form):
-    model = forms.ChoiceField(label="Model preset", choices=_preset_choices, initial="llama-3.1-8b")
+    model = forms.ChoiceField(label="Model preset", choices=_preset_choices, initial=DEFAULT_FIT_MODEL,
+                              required=False)
     params_b = forms.FloatField(label="Total parameters (billions)", min_value=0.001, max_value=10_000,
                                 required=False)
     active_params_b = forms.FloatField(label="Active parameters per token (billions, MoE only)", min_value=0.001,
                                        max_value=10_000, required=False)
     layers = forms.IntegerField(label="Layers", min_value=1, max_value=1000, required=False)
+    attention_heads = forms.IntegerField(
+        label="Attention heads", min_value=1, max_value=4096, required=False,
+        help_text="num_attention_heads in config.json: tensor parallelism must divide it.",
+    )
     kv_heads = forms.IntegerField(label="KV heads", min_value=1, max_value=1024, required=False)
     head_dim = forms.IntegerField(label="Head dimension", min_value=1, max_value=4096, required=False)
-    weight_format = forms.ChoiceField(label="Weight format",
-                                      choices=[(fmt.slug, f"{fmt.name} ({fmt.bits_per_weight:g} bits/weight)")
-                                               for fmt in WEIGHT_FORMATS], initial="q4_k_m", required=False)
+    weight_format = forms.ChoiceField(
+        label="Weight format",
+        choices=[(NATIVE, "As published (the model's own format)")]
+        + [(fmt.slug, f"{fmt.name} ({fmt.bits_per_weight:g} bits/weight)") for fmt in WEIGHT_FORMATS],
+        initial=NATIVE, required=False,
+    )
     context_tokens = forms.IntegerField(label="Context length (tokens)", min_value=1, max_value=10_000_000,
                                         required=False,
                                         help_text="Empty: 8,192 tokens, or the model's maximum if that is shorter.")
@@ -103,11 +123,15 @@ class FitForm(forms.Form):
         "DDR5-5600 moves 5,600 MT/s × 8 bytes × 2 channels = 89.6 GB/s.",
     )
 
-    def __init__(self, *args, hardware_specs=(), **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, data=None, *args, hardware_specs=(), **kwargs):
+        if data is not None and not data.get("weight_format"):
+            # No format sent: the preset's published one, selected in the redisplayed form too.
+            data = data.copy()
+            data["weight_format"] = native_format_for(data.get("model") or CUSTOM)
+        super().__init__(data, *args, **kwargs)
         self.specs = {spec.slug: spec for spec in hardware_specs}
         self.fields["hardware"].choices = [(CUSTOM, "Custom (enter memory and bandwidth)")] + [
-            (spec.slug, f"{spec.name} ({spec.memory_gb:g} GiB, {spec.bandwidth_gb_s:g} GB/s)")
+            (spec.slug, f"{spec.name} ({float(spec.memory_gb):g} GiB, {float(spec.bandwidth_gb_s):,g} GB/s)")
             for spec in hardware_specs
         ]
         self.fields["hardware"].initial = next(iter(self.specs), CUSTOM)
@@ -125,6 +149,7 @@ class FitForm(forms.Form):
 
 
 DEFAULT_CONTEXT_TOKENS = 8192
+GEOMETRY = ("params_b", "layers", "kv_heads", "head_dim")
 
 
 def fit_input_from(data: dict, *, specs: dict) -> FitInput:
@@ -132,19 +157,21 @@ def fit_input_from(data: dict, *, specs: dict) -> FitInput:
     values = dict(data)
     errors: dict[str, str] = {}
     preset = MODEL_PRESETS_BY_SLUG.get(values.get("model") or "")
-    for name in ("params_b", "layers", "kv_heads", "head_dim"):
+    for name in GEOMETRY:
         if values.get(name) is None:
             if preset:
                 values[name] = getattr(preset, name)
             else:
                 errors[name] = "Required for a custom model."
+    if values.get("attention_heads") is None and preset:
+        values["attention_heads"] = preset.attention_heads
     # Preset-only facts hold while the preset's own geometry is used.
-    as_preset = preset is not None and all(
-        values.get(name) == getattr(preset, name) for name in ("params_b", "layers", "kv_heads", "head_dim")
-    )
+    as_preset = preset is not None and all(values.get(name) == getattr(preset, name) for name in GEOMETRY)
     if values.get("active_params_b") is None and as_preset:
         values["active_params_b"] = preset.active_params_b
-    weight_format = values.get("weight_format") or "bf16"
+    weight_format = values.get("weight_format") or native_format_for(values.get("model"))
+    if not weight_format:
+        errors["weight_format"] = "Choose the weight format: a custom model has no published format to assume."
     spec = specs.get(values.get("hardware") or "")
     if values.get("hardware") not in (None, "", CUSTOM) and spec is None:
         errors["hardware"] = f"Unknown hardware preset {values.get('hardware')!r}."
@@ -160,40 +187,66 @@ def fit_input_from(data: dict, *, specs: dict) -> FitInput:
     native = as_preset and preset.native_format == weight_format
     return FitInput(
         params_b=values["params_b"], active_params_b=values.get("active_params_b"), layers=values["layers"],
-        kv_heads=values["kv_heads"], head_dim=values["head_dim"],
+        kv_heads=values["kv_heads"], head_dim=values["head_dim"], attention_heads=values.get("attention_heads"),
         bits_per_weight=WEIGHT_FORMATS_BY_SLUG[weight_format].bits_per_weight,
+        weight_format=weight_format, native_format=preset.native_format if as_preset else "",
         context_tokens=values.get("context_tokens") or min(DEFAULT_CONTEXT_TOKENS, max_context or DEFAULT_CONTEXT_TOKENS),
         concurrency=values.get("concurrency") or 1,
         memory_gib=values["memory_gib"], bandwidth_gb_s=values["bandwidth_gb_s"], devices=values.get("devices") or 1,
+        unified_memory=bool(spec and spec.is_unified_memory),
         kv_bytes_per_element=KV_CACHE_BYTES[values.get("kv_cache") or "fp16"][1],
         kv_latent_dim=preset.kv_latent_dim if as_preset else None,
-        shared_params_b=preset.shared_params_b if native else None,
+        shared_params_b=preset.shared_params_b if as_preset else None,
         shared_bits_per_weight=preset.shared_bits_per_weight if native else None,
+        active_expert_params_b=preset.active_expert_params_b if as_preset else None,
+        moe_layers=preset.moe_layers if as_preset else None,
         max_context_tokens=max_context, model_name=preset.name if as_preset else "",
         system_bandwidth_gb_s=values.get("system_bandwidth_gb_s"),
     )
 
 
+# What a break-even answer starts from when the visitor has not said: shared by the form and the wizard's links.
+BREAK_EVEN_DEFAULTS = {"input_tokens_per_day": 50_000_000, "output_tokens_per_day": 10_000_000, "utilisation": 50,
+                       "gpu_count": 1}
+OWN_GPU_PRICE_LIMITS = {"min_value": 0.01, "max_value": 10_000}
+
+
 class BreakEvenForm(forms.Form):
     input_tokens_per_day = forms.IntegerField(label="Input tokens per day", min_value=0, max_value=10**13,
-                                              initial=50_000_000)
+                                              initial=BREAK_EVEN_DEFAULTS["input_tokens_per_day"])
     output_tokens_per_day = forms.IntegerField(label="Output tokens per day", min_value=0, max_value=10**13,
-                                               initial=10_000_000)
-    model = forms.ChoiceField(label="Model (priced per token by the providers)", choices=())
+                                               initial=BREAK_EVEN_DEFAULTS["output_tokens_per_day"])
+    # Left out, these take the API's defaults: the most widely priced model, 50 % and one GPU.
+    model = forms.ChoiceField(label="Model (priced per token by the providers)", choices=(), required=False)
     utilisation = forms.IntegerField(label="Busy share of the day the GPUs may use (%)", min_value=1,
-                                     max_value=100, initial=50)
-    gpu_count = forms.IntegerField(label="Dedicated GPUs", min_value=1, max_value=4096, initial=1)
+                                     max_value=100, initial=BREAK_EVEN_DEFAULTS["utilisation"], required=False)
+    gpu_count = forms.IntegerField(label="Dedicated GPUs", min_value=1, max_value=4096,
+                                   initial=BREAK_EVEN_DEFAULTS["gpu_count"], required=False)
+    own_gpu_usd_per_hour = forms.FloatField(
+        label="Your own GPU price per hour (USD, optional)", required=False, **OWN_GPU_PRICE_LIMITS,
+        help_text="What one GPU costs you per hour; compared beside the catalog's offers as your figure.",
+    )
 
     def __init__(self, *args, models=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["model"].choices = [(model, f"{model} ({count} provider{'s' if count != 1 else ''})")
-                                        for model, count in models]
+        self.fields["model"].choices = [
+            (model.slug, f"{model.name} ({model.providers} provider{'s' if model.providers != 1 else ''})")
+            for model in models
+        ]
+        self.names = {model.slug: model.name for model in models}
         if models:
-            self.fields["model"].initial = models[0][0]
+            self.fields["model"].initial = models[0].slug
 
     def clean(self):
         data = super().clean()
         if self.errors:
+            return data
+        for name in ("utilisation", "gpu_count"):
+            if data.get(name) is None:
+                data[name] = BREAK_EVEN_DEFAULTS[name]
+        data["model"] = data.get("model") or self.fields["model"].initial
+        if not data["model"]:
+            self.add_error("model", "No provider prices a model per token: load the catalog first.")
             return data
         try:
             self.workload = Workload(

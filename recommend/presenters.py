@@ -5,7 +5,7 @@ from dataclasses import asdict
 
 from recommend.selectors import SourceLabel, answer_sources, recommendation_source_keys
 from scoring.breakeven import GpuCost, ProviderCost, Workload, break_even_tokens_per_day
-from scoring.fit import FitInput, FitResult
+from scoring.fit import WEIGHT_FORMATS_BY_SLUG, FitInput, FitResult
 from scoring.ranking import (
     EVIDENCE_DOCUMENTED,
     EVIDENCE_MEASURED,
@@ -95,7 +95,9 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
 
 
 def fit_as_dict(spec: FitInput, result: FitResult) -> dict:
-    return {"input": asdict(spec), "result": asdict(result)}
+    values = asdict(spec)
+    values["weight_format_name"] = WEIGHT_FORMATS_BY_SLUG[spec.weight_format].name if spec.weight_format else ""
+    return {"input": values, "result": asdict(result)}
 
 
 def break_even_as_dict(workload: Workload, providers: list[ProviderCost], gpus: list[GpuCost]) -> dict:
@@ -132,7 +134,8 @@ def break_even_as_dict(workload: Workload, providers: list[ProviderCost], gpus: 
                                                  price=cheapest.price))
                  if cheapest and cheapest.usd_per_day > 0 else None
              ),
-             "source": cost.price.source, "verified_on": cost.price.verified_on}
+             "source": cost.price.source, "verified_on": cost.price.verified_on,
+             "user_supplied": cost.price.user_supplied}
             for cost in gpus
         ],
     }

@@ -41,7 +41,7 @@ from scoring.ranking import (
     SpeedInfo,
     ToolInfo,
 )
-from scoring.terms import normalize_model
+from scoring.terms import model_key, normalize_model
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 
@@ -217,6 +217,10 @@ def use_cases_naming(*, tool: Tool) -> list[UseCaseRecommendation]:
     )
 
 
+def hardware_spec_get(*, slug: str) -> HardwareSpec | None:
+    return HardwareSpec.objects.filter(slug=slug).first()
+
+
 def _hardware_specs() -> QuerySet[HardwareSpec]:
     return HardwareSpec.objects.select_related("source").order_by("position", "name")
 
@@ -225,12 +229,16 @@ def _token_prices() -> list[TokenPrice]:
     items = PriceItem.objects.filter(
         unit=PriceItem.Unit.PER_MTOK, tier=PriceItem.Tier.ON_DEMAND, tool__kind=Tool.Kind.PROVIDER,
         input_usd_per_mtok__isnull=False, output_usd_per_mtok__isnull=False,
-    ).select_related("tool", "source").order_by("tool__name", "position", "id")
+    ).select_related("tool", "source", "model").order_by("tool__name", "position", "id")
     prices = [
         TokenPrice(
             tool=item.tool.slug, tool_name=item.tool.name, item=item.item,
             input_usd_per_mtok=float(item.input_usd_per_mtok), output_usd_per_mtok=float(item.output_usd_per_mtok),
             source=item.source.title, verified_on=_date(item.verified_on or item.source.verified_on),
+            # Price lists spell one model many ways ('Qwen 3.8 27B', 'qwen3.8-27b'): the catalog model the
+            # item is linked to names it, and an unlinked item stands for itself.
+            model=item.model.slug if item.model else normalize_model(item.item),
+            model_name=item.model.name if item.model else item.item,
         )
         for item in items
     ]
@@ -255,12 +263,22 @@ def _date(value) -> str | None:
     return str(value) if value else None
 
 
-def _priced_models(prices: list[TokenPrice]) -> list[tuple[str, int]]:
-    """Models with a per-token price, most widely priced first: (normalized name, provider count)."""
-    counts: dict[str, set[str]] = {}
+@dataclass(frozen=True)
+class PricedModel:
+    slug: str
+    name: str
+    providers: int
+
+
+def _priced_models(prices: list[TokenPrice]) -> list[PricedModel]:
+    """Models with a per-token price, most widely priced first."""
+    names: dict[str, str] = {}
+    tools: dict[str, set[str]] = {}
     for price in prices:
-        counts.setdefault(normalize_model(price.item), set()).add(price.tool)
-    return sorted(((model, len(tools)) for model, tools in counts.items()), key=lambda item: (-item[1], item[0]))
+        names.setdefault(price.model, price.model_name)
+        tools.setdefault(price.model, set()).add(price.tool)
+    return sorted((PricedModel(slug, names[slug], len(tools[slug])) for slug in tools),
+                  key=lambda model: (-model.providers, model.name.lower()))
 
 
 @dataclass(frozen=True)
@@ -272,7 +290,7 @@ class Snapshot:
     hardware_specs: tuple[HardwareSpec, ...]
     token_prices: tuple[TokenPrice, ...]
     gpu_prices: tuple[GpuPrice, ...]
-    priced_models: tuple[tuple[str, int], ...]
+    priced_models: tuple[PricedModel, ...]
 
 
 def _snapshot() -> Snapshot:
@@ -296,12 +314,22 @@ def hardware_spec_list() -> tuple[HardwareSpec, ...]:
 
 def token_prices(*, model: str | None = None) -> list[TokenPrice]:
     prices = snapshot().token_prices
-    return [price for price in prices if model is None or normalize_model(price.item) == model]
+    return [price for price in prices if model is None or price.model == model]
 
 
 def gpu_prices() -> list[GpuPrice]:
     return list(snapshot().gpu_prices)
 
 
-def priced_models() -> list[tuple[str, int]]:
+def priced_models() -> list[PricedModel]:
     return list(snapshot().priced_models)
+
+
+def priced_model_find(name: str) -> PricedModel | None:
+    """The priced model a name means, by its slug, its name or any price item's spelling of it."""
+    models = {model.slug: model for model in snapshot().priced_models}
+    spellings = {model_key(model.slug): model.slug for model in models.values()}
+    spellings |= {model_key(model.name): model.slug for model in models.values()}
+    spellings |= {model_key(price.item): price.model for price in snapshot().token_prices}
+    slug = spellings.get(model_key(name))
+    return models.get(slug) if slug else None

@@ -8,11 +8,21 @@ from django.utils.http import urlencode
 
 from catalog.models import UseCase
 from core.cache import cached_page
-from recommend.forms import BreakEvenForm, FitForm, WizardForm
+from recommend.forms import (
+    BREAK_EVEN_DEFAULTS,
+    DEFAULT_FIT_MODEL,
+    BreakEvenForm,
+    FitForm,
+    WizardForm,
+    fit_input_from,
+    native_format_for,
+)
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
+    answer_sources,
     catalog_data,
     gpu_prices,
+    hardware_spec_get,
     hardware_spec_list,
     priced_models,
     source_labels,
@@ -21,14 +31,18 @@ from recommend.selectors import (
     use_case_get,
     use_case_list,
 )
-from scoring.breakeven import gpu_costs, provider_costs
+from scoring.breakeven import gpu_costs, own_gpu_price, provider_costs
 from scoring.fit import (
     ENGINE_RESERVED_SOURCE,
     GPT_OSS_MODEL_CARD,
     LLAMA_CPP_OFFLOAD,
     MAX_DEVICES_SUGGESTED,
     MODEL_PRESETS,
+    MODEL_PRESETS_BY_SLUG,
+    VLLM_TENSOR_PARALLEL_RULE,
     WEIGHT_FORMATS,
+    WEIGHT_FORMATS_BY_SLUG,
+    FitError,
     calculate,
 )
 from scoring.ranking import recommend
@@ -48,6 +62,9 @@ FIT_HARDWARE_BY_ANSWER: dict[str, tuple[str, int]] = {
     "nvidia_blackwell": ("nvidia-b200", 8),
     "amd_instinct": ("amd-mi300x", 8),
 }
+# Answers with no device of their own in the catalog (laptops, CPU servers, Intel, browsers, hosted only):
+# the fit link shows what the model needs on the GPU the catalog's providers rent, one H100, and says so.
+REFERENCE_FIT_HARDWARE = ("nvidia-h100-sxm", 1)
 
 
 def _error_summary(form) -> list[str]:
@@ -97,20 +114,33 @@ def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-def _calculator_links(profile) -> dict[str, str]:
-    """/fit/ and /break-even/ started from the wizard's answers (hardware, context, concurrency)."""
-    fit = {"context_tokens": profile.context_tokens, "concurrency": profile.concurrency}
-    break_even: dict[str, object] = {}
-    spec = FIT_HARDWARE_BY_ANSWER.get(profile.hardware)
-    if spec and any(known.slug == spec[0] for known in hardware_spec_list()):
-        fit.update(hardware=spec[0], devices=spec[1])
-        break_even["gpu_count"] = spec[1]
-    return {
-        "fit": f"{reverse('recommend:fit')}?{urlencode(fit)}#result",
-        "break_even": f"{reverse('recommend:break_even')}?{urlencode(break_even)}" if break_even
-        else reverse("recommend:break_even"),
-        "fit_hardware": spec[0] if spec and "hardware" in fit else "",
-    }
+def _calculator_links(profile) -> dict:
+    """/fit/ and /break-even/ answers started from the wizard's answers, each carrying every value it needs.
+
+    The wizard asks no model, so both start from gpt-oss-120b (in its published format), the model every
+    provider prices; the hardware is the answer's own device, or one H100 when the answer names none. A
+    link is left out when its page could not answer (the catalog lacks the device, or prices nothing).
+    """
+    model = MODEL_PRESETS_BY_SLUG[DEFAULT_FIT_MODEL]
+    specs = {spec.slug: spec for spec in hardware_spec_list()}
+    own = profile.hardware in FIT_HARDWARE_BY_ANSWER
+    hardware, devices = FIT_HARDWARE_BY_ANSWER.get(profile.hardware, REFERENCE_FIT_HARDWARE)
+    links: dict = {"model_name": model.name, "fit": "", "fit_hardware": "", "fit_reference": not own,
+                   "break_even": ""}
+    if hardware in specs:
+        fit = {"model": model.slug, "weight_format": native_format_for(model.slug), "hardware": hardware,
+               "devices": devices, "concurrency": profile.concurrency,
+               "context_tokens": min(profile.context_tokens, model.max_context_tokens)}
+        links.update(fit=f"{reverse('recommend:fit')}?{urlencode(fit)}#result",
+                     fit_hardware=f"{devices}× {specs[hardware].name}" if devices > 1 else specs[hardware].name,
+                     fit_context=fit["context_tokens"],
+                     fit_context_capped=fit["context_tokens"] < profile.context_tokens)
+    priced = {priced_model.slug for priced_model in priced_models()}
+    if priced:
+        break_even = {**BREAK_EVEN_DEFAULTS, "gpu_count": devices,
+                      "model": model.slug if model.slug in priced else priced_models()[0].slug}
+        links["break_even"] = f"{reverse('recommend:break_even')}?{urlencode(break_even)}#result"
+    return links
 
 
 def _conditional_choices(slug: str, recommended: list) -> list[dict]:
@@ -141,6 +171,41 @@ GUIDE_RULE_NOTES = {
 }
 
 
+# The quantization guide's rule of thumb (seed 004): "for 34B or 70B models, 24 GB of VRAM is the practical
+# minimum to avoid excessive offloading to system RAM". Both pages that quote it show beside it what the
+# calculator says 24 GB holds, so the line and the calculator never contradict each other.
+RULE_OF_THUMB_CARD = "nvidia-rtx-4090"
+RULE_OF_THUMB_FORMAT = "q4_k_m"
+RULE_OF_THUMB_34B_PARAMS = 34.0
+RULE_OF_THUMB_70B_MODEL = "llama-3.3-70b"
+
+
+def rule_of_thumb_24gb(card) -> dict | None:
+    """What one 24 GB card holds at Q4_K_M: a 34B model's weights, and what a 70B model needs instead."""
+    if card is None:
+        return None
+    fmt = WEIGHT_FORMATS_BY_SLUG[RULE_OF_THUMB_FORMAT]
+    values = {"model": RULE_OF_THUMB_70B_MODEL, "weight_format": fmt.slug, "hardware": card.slug}
+    try:
+        seventy = calculate(fit_input_from(values, specs={card.slug: card}))
+    except FitError:
+        return None
+    capacity = float(card.memory_gb)
+    weights_34b = RULE_OF_THUMB_34B_PARAMS * fmt.bits_per_weight * 1e9 / 8 / 2**30
+    wwf = seventy.what_would_fit
+    return {
+        "card": card.name, "memory_gib": capacity, "format": fmt.name, "bits": fmt.bits_per_weight,
+        "weights_34b_gib": weights_34b, "left_34b_gib": capacity * 0.9 - weights_34b,
+        "model_70b": MODEL_PRESETS_BY_SLUG[RULE_OF_THUMB_70B_MODEL].name,
+        "weights_70b_gib": seventy.weights_gib, "total_70b_gib": seventy.total_gib, "fits_70b": seventy.fits,
+        "devices_70b": wwf.devices_needed if wwf else None,
+        "gpu_layers_70b": wwf.offload.gpu_layers if wwf and wwf.offload else None,
+        "layers_70b": wwf.offload.layers if wwf and wwf.offload else None,
+        "system_70b_gib": wwf.offload.system_memory_gib if wwf and wwf.offload else None,
+        "fit_link": f"{reverse('recommend:fit')}?{urlencode(values)}#result",
+    }
+
+
 @cached_page()
 def engine_guide(request: HttpRequest) -> HttpResponse:
     names = tool_names(slugs=[rule.tool for rule in GUIDE_RULES])
@@ -151,6 +216,7 @@ def engine_guide(request: HttpRequest) -> HttpResponse:
     ]
     return render(request, "recommend/engine_guide.html", {
         "guide_rules": rules,
+        "rule_of_thumb": rule_of_thumb_24gb(hardware_spec_get(slug=RULE_OF_THUMB_CARD)),
         "page_sources": sorted(source_labels(keys={ENGINE_GUIDE, QUANTIZATION_GUIDE}).values(), key=lambda s: s.key),
     })
 
@@ -175,6 +241,28 @@ def wizard(request: HttpRequest) -> HttpResponse:
     return _render_form_page(request, "recommend/wizard.html", form, result)
 
 
+def _preset_rows() -> list[dict]:
+    """The presets as the page lists them, with each MoE model's routed-expert split."""
+    return [
+        {"preset": preset, "format_name": WEIGHT_FORMATS_BY_SLUG[preset.native_format].name,
+         "expert_params_b": round(preset.params_b - preset.shared_params_b, 2) if preset.is_moe else None}
+        for preset in MODEL_PRESETS
+    ]
+
+
+def _preset_notes() -> list[dict]:
+    """The presets' notes under the table, each said once for every model it concerns."""
+    notes: dict[str, list[str]] = {}
+    for preset in MODEL_PRESETS:
+        if preset.shared_bits_per_weight:
+            notes.setdefault(
+                f"Published with the routed experts in {WEIGHT_FORMATS_BY_SLUG[preset.native_format].name} and "
+                f"the other {preset.shared_params_b} B parameters in BF16.", []).append(preset.name)
+        if preset.note:
+            notes.setdefault(preset.note, []).append(preset.name)
+    return [{"models": names, "note": note} for note, names in notes.items()]
+
+
 @cached_page()
 def fit(request: HttpRequest) -> HttpResponse:
     specs = list(hardware_spec_list())
@@ -182,11 +270,14 @@ def fit(request: HttpRequest) -> HttpResponse:
     result = None
     if form.is_valid():
         result = fit_as_dict(form.fit_input, calculate(form.fit_input))
-    chosen = form.specs.get(form.cleaned_data.get("hardware") or "") if form.is_valid() else None
+    by_slug = {spec.slug: spec for spec in specs}
     return _render_form_page(
-        request, "recommend/fit.html", form, result, presets=MODEL_PRESETS, weight_formats=WEIGHT_FORMATS,
-        unified_memory=bool(chosen and chosen.is_unified_memory), max_devices=MAX_DEVICES_SUGGESTED,
-        overhead_source=ENGINE_RESERVED_SOURCE, offload_source=LLAMA_CPP_OFFLOAD, gpt_oss_card=GPT_OSS_MODEL_CARD,
+        request, "recommend/fit.html", form, result, presets=_preset_rows(), preset_notes=_preset_notes(),
+        weight_formats=WEIGHT_FORMATS,
+        max_devices=MAX_DEVICES_SUGGESTED, overhead_source=ENGINE_RESERVED_SOURCE, offload_source=LLAMA_CPP_OFFLOAD,
+        tensor_parallel_source=VLLM_TENSOR_PARALLEL_RULE, gpt_oss_card=GPT_OSS_MODEL_CARD,
+        engine_guide=answer_sources(keys={ENGINE_GUIDE}).get(ENGINE_GUIDE),
+        rule_of_thumb=rule_of_thumb_24gb(by_slug.get(RULE_OF_THUMB_CARD)),
         specs=specs, page_sources=sorted({spec.source for spec in specs}, key=lambda source: source.title.lower()),
     )
 
@@ -197,7 +288,11 @@ def break_even(request: HttpRequest) -> HttpResponse:
     form = BreakEvenForm(request.GET or None, models=models)
     result = None
     if form.is_valid():
-        providers = provider_costs(form.workload, token_prices(model=form.cleaned_data["model"]))
-        gpus = gpu_costs(form.workload, gpu_prices(), gpu_count=form.cleaned_data["gpu_count"], providers=providers)
+        data = form.cleaned_data
+        providers = provider_costs(form.workload, token_prices(model=data["model"]))
+        offers = gpu_prices() + ([own_gpu_price(data["own_gpu_usd_per_hour"])] if data.get("own_gpu_usd_per_hour")
+                                 else [])
+        gpus = gpu_costs(form.workload, offers, gpu_count=data["gpu_count"], providers=providers)
         result = break_even_as_dict(form.workload, providers, gpus)
+        result["model_name"] = form.names[data["model"]]
     return _render_form_page(request, "recommend/break_even.html", form, result, models=models)

@@ -64,6 +64,9 @@ class TokenPrice:
     output_usd_per_mtok: float
     source: str
     verified_on: str | None
+    # The catalog model the price is for (its slug and name), however the price list spells the item.
+    model: str = ""
+    model_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,13 @@ class GpuPrice:
     usd_per_hour: float
     source: str
     verified_on: str | None
+    # The visitor's own hourly price, compared beside the catalog's offers and labelled as theirs.
+    user_supplied: bool = False
+
+
+def own_gpu_price(usd_per_hour: float) -> GpuPrice:
+    return GpuPrice(tool="", tool_name="Your GPU", item="your own price", tier="Your figure",
+                    usd_per_hour=usd_per_hour, source="Your figure", verified_on=None, user_supplied=True)
 
 
 @dataclass(frozen=True)

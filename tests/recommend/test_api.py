@@ -195,3 +195,93 @@ def test_schema_documents_allowed_values(api, db):
                  "optimize_for"):
         assert parameters[name]["schema"]["enum"], name
     assert FIT in schema["paths"] and BREAK_EVEN in schema["paths"]
+
+
+# --- issue 23: the API answers as the pages do ----------------------------------------------------------
+
+def test_fit_gpt_oss_120b_defaults_to_mxfp4_and_fits_one_h100(api, loaded_catalog):
+    body = api.get(FIT, {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"}).json()
+
+    assert body["input"]["weight_format"] == "mxfp4" and body["input"]["native_format"] == "mxfp4"
+    assert body["result"]["fits"] is True
+    assert body["result"]["weights_gib"] == pytest.approx(60.8, abs=0.3)  # the model card's checkpoint
+
+
+def test_fit_custom_model_needs_a_format(api, db):
+    response = api.get(FIT, {"model": "custom", "params_b": 7, "layers": 32, "kv_heads": 8, "head_dim": 128,
+                             "memory_gib": 24, "bandwidth_gb_s": 1008})
+
+    assert response.status_code == 400
+    assert "weight_format" in response.json()["error"]["fields"]
+
+
+def test_fit_moe_on_a_24_gb_card_keeps_experts_in_system_memory(api, loaded_catalog):
+    moe = api.get(FIT, {"model": "gpt-oss-120b", "hardware": "nvidia-rtx-4090",
+                        "system_bandwidth_gb_s": 89.6}).json()["result"]["what_would_fit"]
+    dense = api.get(FIT, {"model": "llama-3.3-70b", "weight_format": "q4_k_m",
+                          "hardware": "nvidia-rtx-4090"}).json()["result"]["what_would_fit"]
+
+    assert moe["expert_offload"]["n_cpu_moe"] == 26 and moe["expert_offload"]["decode_ceiling_tps"] > 0
+    assert moe["offload"] is None and moe["devices_needed"] == 4
+    assert dense["expert_offload"] is None and dense["offload"]["gpu_layers"] > 0
+
+
+def test_fit_on_eight_h100_offers_no_llama_cpp_and_only_valid_device_counts(api, loaded_catalog):
+    body = api.get(FIT, {"model": "llama-3.3-70b", "hardware": "nvidia-h100-sxm", "devices": 8,
+                         "context_tokens": 131072, "concurrency": 64}).json()["result"]
+
+    assert body["what_would_fit"]["offload"] is None and body["what_would_fit"]["expert_offload"] is None
+    assert "engine guide" in body["what_would_fit"]["offload_ruled_out"]
+    assert body["tensor_parallel_sizes"] == [1, 2, 4, 8, 16, 32, 64]
+    three = api.get(FIT, {"model": "llama-3.3-70b", "hardware": "nvidia-h100-sxm", "devices": 3}).json()
+    assert three["result"]["devices_valid_for_tensor_parallel"] is False
+
+
+def test_break_even_finds_a_model_by_any_spelling_and_names_it(api, loaded_catalog):
+    for spelling in ("qwen3-8-27b", "Qwen 3.8 27B", "qwen3.8-27b"):
+        body = api.get(BREAK_EVEN, {"input_tokens_per_day": 1000, "output_tokens_per_day": 1000,
+                                    "model": spelling}).json()
+        assert (body["model"], body["model_name"]) == ("qwen3-8-27b", "Qwen 3.8 27B"), spelling
+        assert {row["tool"] for row in body["providers"]} == {"groq", "cerebras"}
+
+
+def test_break_even_compares_your_own_gpu_price(api, loaded_catalog):
+    body = api.get(BREAK_EVEN, {"input_tokens_per_day": 1000, "output_tokens_per_day": 1000, "gpu_count": 2,
+                                "own_gpu_usd_per_hour": 1.25}).json()
+
+    own = [row for row in body["gpus"] if row["user_supplied"]]
+    assert len(own) == 1 and own[0]["monthly_usd"] == pytest.approx(1.25 * 730 * 2)
+    assert own[0]["source"] == "Your figure"
+    assert not any(row["user_supplied"] for row in body["gpus"] if row is not own[0])
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "lots", "20000"])
+def test_break_even_400_names_a_bad_own_gpu_price(api, db, value):
+    grow_catalog(1)
+
+    response = api.get(BREAK_EVEN, {"input_tokens_per_day": 1, "output_tokens_per_day": 1,
+                                    "own_gpu_usd_per_hour": value})
+
+    assert response.status_code == 400
+    assert "own_gpu_usd_per_hour" in response.json()["error"]["fields"]
+
+
+def test_fit_and_break_even_query_counts_are_constant(api, db):
+    grow_catalog(1)
+    HardwareSpecFactory(slug="nvidia-h100-sxm")
+    queries = {FIT: {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"},
+               BREAK_EVEN: {"input_tokens_per_day": 5, "output_tokens_per_day": 5, "own_gpu_usd_per_hour": 2}}
+
+    def counts():
+        result = []
+        for url, params in queries.items():
+            with CaptureQueriesContext(connection) as captured:
+                assert api.get(url, params).status_code == 200
+            result.append(len(captured))
+        return result
+
+    few = counts()
+    grow_catalog(10, start=1)
+    for index in range(8):
+        HardwareSpecFactory(slug=f"gpu-{index}")
+    assert counts() == few

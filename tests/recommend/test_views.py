@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from catalog.models import Tool
+from recommend.forms import WizardForm
 
 from tests.factories import CompatStatusFactory, HardwareSpecFactory, MeasurementSummaryFactory, SourceFactory, ToolFactory
 from tests.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
@@ -125,8 +126,11 @@ def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(clien
     assert {"tool": "llama-cpp", "name": "llama.cpp", "companion_name": "",
             "when": "the model only fits in system memory (CPU+GPU offload)"} in switches
     assert "Switch to <a" in page and "when you serve several users at once" in page
-    assert "/fit/?context_tokens=16384&amp;concurrency=1&amp;hardware=nvidia-rtx-4090&amp;devices=1#result" in page
-    assert "/break-even/?gpu_count=1" in page
+    # The links carry the model and its published format as well, so that they answer (issue 23).
+    assert ("/fit/?model=gpt-oss-120b&amp;weight_format=mxfp4&amp;hardware=nvidia-rtx-4090&amp;devices=1"
+            "&amp;concurrency=1&amp;context_tokens=16384#result") in page
+    assert "/break-even/?input_tokens_per_day=50000000&amp;output_tokens_per_day=10000000&amp;utilisation=50" \
+        "&amp;gpu_count=1&amp;model=gpt-oss-120b#result" in page
 
 
 def test_wizard_labels_api_features_in_plain_language_and_numbers_each_question_once(client, db):
@@ -396,3 +400,201 @@ def test_wizard_says_providers_are_ranked_on_this_sites_measurements_once_a_summ
     )
     assert speed_reasons(response.context["result"], "measurement:output_speed_tps")
     assert not speed_reasons(response.context["result"], "reported:speed")
+
+
+# --- issue 23: a fit calculator that knows each model, break-even that names models, no dead ends ---------
+
+def test_fit_gpt_oss_120b_without_a_format_fits_one_h100_in_mxfp4(client, loaded_catalog):
+    response = client.get(reverse("recommend:fit"), {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"})
+
+    page = html(response)
+    assert response.status_code == 200
+    result = response.context["result"]
+    assert result["input"]["weight_format"] == "mxfp4" and result["result"]["fits"] is True
+    assert result["result"]["weights_gib"] == pytest.approx(60.8, abs=0.3)  # the card's 60.8 GiB checkpoint
+    assert '<span id="weight-format">MXFP4</span> (as published)' in page
+    assert '<option value="mxfp4" selected>' in page, "the redisplayed form shows the format it assumed"
+
+
+def test_fit_form_starts_from_the_published_format_not_gguf(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:fit")))
+
+    assert '<option value="" selected>As published' in page
+    assert '<option value="q4_k_m" selected>' not in page
+
+
+def test_fit_moe_on_a_24_gb_card_offers_experts_in_system_memory_and_a_dense_model_does_not(client, loaded_catalog):
+    moe = html(client.get(reverse("recommend:fit"), {"model": "gpt-oss-120b", "hardware": "nvidia-rtx-4090",
+                                                      "system_bandwidth_gb_s": 89.6}))
+
+    assert 'data-fits="false"' in moe and 'data-option="expert-offload"' in moe
+    assert '<code id="expert-offload-flags">--n-gpu-layers all --n-cpu-moe 26</code>' in moe
+    assert "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU" in moe
+    assert 'id="expert-offload-ceiling"' in moe and "from system memory at 89.6 GB/s" in moe
+    assert 'data-option="offload"' not in moe
+
+    dense = html(client.get(reverse("recommend:fit"), {"model": "llama-3.3-70b", "weight_format": "q4_k_m",
+                                                        "hardware": "nvidia-rtx-4090"}))
+    assert 'data-option="expert-offload"' not in dense and "--n-cpu-moe" not in dense
+    assert 'data-option="offload"' in dense
+
+
+def test_fit_llama_3_3_70b_on_eight_h100_proposes_no_llama_cpp(client, loaded_catalog):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "llama-3.3-70b", "hardware": "nvidia-h100-sxm", "devices": 8, "context_tokens": 131072,
+        "concurrency": 64,
+    })
+
+    page = html(response)
+    assert 'data-fits="false"' in page
+    assert "llama.cpp CPU+GPU offload" not in page and "--n-cpu-moe" not in page
+    assert 'data-option="no-offload"' in page and "the engine guide rules llama.cpp out" in page
+    options = page[page.index('id="what-would-fit"'):page.index("</section>", page.index('id="what-would-fit"'))]
+    assert "<strong>GGUF" not in options, "a GGUF file means llama.cpp"
+
+
+def test_fit_says_when_the_device_count_is_no_tensor_parallel_size(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:fit"), {"model": "qwen3-32b", "hardware": "nvidia-rtx-4090",
+                                                       "devices": 3}))
+
+    assert 'id="tp-note"' in page and "vLLM refuses 3-way tensor parallelism" in page
+    assert "must divide its 64 attention heads" in page
+
+    short = html(client.get(reverse("recommend:fit"), {"model": "qwen3-32b", "hardware": "nvidia-rtx-4090"}))
+    assert "<strong>4 devices</strong>" in short and "<strong>3 devices</strong>" not in short
+
+
+def test_fit_custom_model_without_a_format_is_asked_for_one(client, db):
+    response = client.get(reverse("recommend:fit"), {
+        "model": "custom", "params_b": 7, "layers": 32, "kv_heads": 8, "head_dim": 128, "hardware": "custom",
+        "memory_gib": 24, "bandwidth_gb_s": 1008,
+    })
+
+    assert response.status_code == 400
+    assert "Weight format: Choose the weight format" in html(response)
+
+
+def test_consumer_cards_from_8_gb_are_presets_with_sources(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:fit")))
+
+    for slug, label in (("nvidia-rtx-4060", "(8 GiB, 272 GB/s)"), ("nvidia-rtx-4060-ti-16gb", "16 GiB, 288 GB/s"),
+                        ("nvidia-rtx-4070", "12 GiB, 504 GB/s"), ("nvidia-rtx-4080", "16 GiB, 716.8 GB/s"),
+                        ("nvidia-rtx-5060-ti-16gb", "16 GiB, 448 GB/s"), ("nvidia-rtx-5070", "12 GiB, 672 GB/s"),
+                        ("nvidia-rtx-5080", "16 GiB, 960 GB/s")):
+        assert f'<option value="{slug}">' in page and label in page, slug
+    assert "TechPowerUp: Gainward GeForce RTX 5060 Ti 8 GB review" in page
+
+
+def test_the_24_gb_rule_of_thumb_is_shown_with_the_calculators_own_figures(client, loaded_catalog):
+    guide = html(client.get(reverse("recommend:engine_guide")))
+    fit_page = html(client.get(reverse("recommend:fit")))
+
+    for page in (guide, fit_page):
+        note = page[page.index('id="rule-of-thumb-24gb"'):]
+        note = note[:note.index("</p>")]
+        # 34e9 x 4.84 / 8 bytes = 19.2 GiB; 24 GiB x 0.9 - 19.2 = 2.4 GiB left.
+        assert "a 34B model's weights take 19.2 GiB" in note and "2.4 GiB to spare" in note
+        # Llama 3.3 70B at Q4_K_M: 70.6e9 x 4.84 / 8 = 39.8 GiB of weights; two 24 GiB cards hold it.
+        assert "A 70B model does not fit" in note and "39.8 GiB for its weights alone" in note
+        assert "2 such cards hold it" in note
+    fit_link = re.search(r'id="rule-of-thumb-24gb".*?<a href="([^"]+)"', guide, re.S)[1]
+    seventy = client.get(unescape(fit_link))
+    assert seventy.status_code == 200 and seventy.context["result"]["result"]["fits"] is False
+    assert seventy.context["result"]["result"]["weights_gib"] == pytest.approx(39.8, abs=0.05)
+
+
+def wizard_links(page: str) -> dict[str, str]:
+    return {kind: unescape(href) for href, kind in re.findall(r'<a href="([^"]+)" data-link="([\w-]+)"', page)}
+
+
+@pytest.mark.parametrize("hardware", [value for value, _ in WizardForm.base_fields["hardware"].choices])
+def test_every_wizard_answer_links_to_fit_and_break_even_answers(client, loaded_catalog, hardware):
+    page = html(client.get(reverse("recommend:wizard"), {"hardware": hardware, "hosted_ok": "on"}))
+
+    links = wizard_links(page)
+    assert set(links) == {"fit", "break-even"}, hardware
+    answers = {}
+    for kind, url in links.items():
+        response = client.get(url)
+        assert response.status_code == 200, (hardware, kind, url)
+        assert response.context["result"], (hardware, kind, url)
+        assert 'id="result"' in html(response)
+        answers[kind] = response.context["result"]
+    assert answers["fit"]["input"]["model_name"] == "gpt-oss-120b (MoE)"
+    assert answers["fit"]["input"]["weight_format"] == "mxfp4"
+    assert answers["break-even"]["model_name"] == "gpt-oss-120b"
+
+
+def test_wizard_links_from_a_laptop_say_which_gpu_they_show(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:wizard"), {"hardware": "laptop_edge"}))
+
+    assert "How much memory does gpt-oss-120b (MoE) need?" in page
+    assert "(shown on one NVIDIA H100 SXM; enter your own hardware there)" in page
+
+
+def test_break_even_lists_each_model_once_by_name(client, loaded_catalog):
+    response = client.get(reverse("recommend:break_even"))
+
+    options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]+)</option>',
+                         html(response)[html(response).index('id="id_model"'):])
+    values = [value for value, _ in options][:len(response.context["models"])]
+    assert len(values) == len(set(values))
+    labels = dict(options)
+    assert labels["qwen3-8-27b"] == "Qwen 3.8 27B (2 providers)"
+    assert labels["gpt-oss-120b"].startswith("gpt-oss-120b (")
+    assert not any("qwen-3.8-27b" in value or "qwen3.8-27b" in value for value in values)
+
+
+def test_break_even_writes_money_as_money_and_uses_your_own_gpu_price(client, loaded_catalog):
+    response = client.get(reverse("recommend:break_even"), {
+        "input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000, "model": "gpt-oss-120b",
+        "utilisation": 50, "gpu_count": 2, "own_gpu_usd_per_hour": "1.5",
+    })
+
+    page = html(response)
+    assert response.status_code == 200
+    assert "$0.15 / $0.60" in page and "$0.6 " not in page and "$8.0<" not in page
+    own = [row for row in response.context["result"]["gpus"] if row["user_supplied"]]
+    assert len(own) == 1 and own[0]["monthly_usd"] == pytest.approx(1.5 * 730 * 2)
+    row = page[page.index("data-own-price"):]
+    row = row[:row.index("</tr>")]
+    assert "your figure" in row and "$1.50" in row and "$2,190.00" in row
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "abc", "100000"])
+def test_break_even_rejects_a_bad_own_gpu_price_naming_the_field(client, loaded_catalog, value):
+    response = client.get(reverse("recommend:break_even"), {
+        "input_tokens_per_day": 1, "output_tokens_per_day": 1, "model": "gpt-oss-120b", "utilisation": 50,
+        "gpu_count": 1, "own_gpu_usd_per_hour": value,
+    })
+
+    assert response.status_code == 400
+    assert "Your own GPU price per hour (USD, optional)" in html(response)[html(response).index('id="form-errors"'):]
+
+
+def test_fit_and_break_even_query_counts_do_not_grow_with_rows(client, db):
+    grow_catalog(1)
+    HardwareSpecFactory(slug="nvidia-h100-sxm", name="NVIDIA H100 SXM")
+    fit_params = {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"}
+    be_params = {"input_tokens_per_day": 1000, "output_tokens_per_day": 1000, "model": "gpt-oss-120b",
+                 "utilisation": 50, "gpu_count": 1, "own_gpu_usd_per_hour": 2}
+    few = (count_queries(client, reverse("recommend:fit"), fit_params),
+           count_queries(client, reverse("recommend:break_even"), be_params))
+
+    grow_catalog(12, start=1)
+    for index in range(10):
+        HardwareSpecFactory(slug=f"gpu-{index}")
+    many = (count_queries(client, reverse("recommend:fit"), fit_params),
+            count_queries(client, reverse("recommend:break_even"), be_params))
+
+    assert few == many
+
+
+def test_break_even_page_takes_the_apis_defaults(client, loaded_catalog):
+    response = client.get(reverse("recommend:break_even"), {"input_tokens_per_day": 1000,
+                                                            "output_tokens_per_day": 1000})
+
+    assert response.status_code == 200
+    assert response.context["result"]["model_name"] == "gpt-oss-120b"
+    assert response.context["result"]["assumptions"]["utilisation"] == 0.5
+    assert {row["gpus"] for row in response.context["result"]["gpus"]} == {1}

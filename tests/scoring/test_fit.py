@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.fit import (
+    MODEL_PRESETS,
     MODEL_PRESETS_BY_SLUG,
     WEIGHT_FORMATS_BY_SLUG,
     FitError,
@@ -15,6 +16,7 @@ from scoring.fit import (
     calculate,
     decode_ceiling,
     kv_bytes_per_token,
+    tensor_parallel_sizes,
 )
 
 H100_SXM = {"memory_gib": 80.0, "bandwidth_gb_s": 3350.0}  # seed 000: "H100 SXM lists 3.35 TB/s"
@@ -22,17 +24,22 @@ M3_ULTRA = {"memory_gib": 512.0, "bandwidth_gb_s": 819.0}  # seed 000: "M3 Ultra
 GIB = 2**30
 
 
-def preset_input(slug: str, fmt: str, **overrides) -> FitInput:
+def preset_input(slug: str, fmt: str | None = None, **overrides) -> FitInput:
+    """The preset as the form and the API build it: in its published format unless `fmt` says otherwise."""
     preset = MODEL_PRESETS_BY_SLUG[slug]
+    fmt = fmt or preset.native_format
     values = {
         "params_b": preset.params_b, "active_params_b": preset.active_params_b, "layers": preset.layers,
-        "kv_heads": preset.kv_heads, "head_dim": preset.head_dim, "kv_latent_dim": preset.kv_latent_dim,
-        "bits_per_weight": WEIGHT_FORMATS_BY_SLUG[fmt].bits_per_weight,
+        "attention_heads": preset.attention_heads, "kv_heads": preset.kv_heads, "head_dim": preset.head_dim,
+        "kv_latent_dim": preset.kv_latent_dim, "bits_per_weight": WEIGHT_FORMATS_BY_SLUG[fmt].bits_per_weight,
+        "weight_format": fmt, "native_format": preset.native_format,
         "max_context_tokens": preset.max_context_tokens, "model_name": preset.name,
         "context_tokens": min(8192, preset.max_context_tokens), "concurrency": 1, **H100_SXM,
+        "shared_params_b": preset.shared_params_b, "active_expert_params_b": preset.active_expert_params_b,
+        "moe_layers": preset.moe_layers,
     }
     if fmt == preset.native_format:
-        values.update(shared_params_b=preset.shared_params_b, shared_bits_per_weight=preset.shared_bits_per_weight)
+        values.update(shared_bits_per_weight=preset.shared_bits_per_weight)
     values.update(overrides)
     return FitInput(**values)
 
@@ -164,10 +171,11 @@ def test_moe_memory_counts_all_weights_decode_counts_active_ones():
 
 
 def test_gpt_oss_shared_weights_count_at_bf16_as_released():
-    # Model card: 114.71 B expert parameters in MXFP4, the other 2.12 B in BF16; the checkpoint is 60.8 GiB.
+    # 114.70 B routed-expert parameters in MXFP4, the other 2.13 B in BF16 (derived from config.json:
+    # 116.829 B total - 36 layers x 128 experts x 24,891,840 = 2.128 B); the card's checkpoint is 60.8 GiB.
     result = calculate(preset_input("gpt-oss-120b", "mxfp4", context_tokens=1))
 
-    assert result.weights_gib * GIB == pytest.approx((114.71e9 * 4.25 + 2.12e9 * 16) / 8)
+    assert result.weights_gib * GIB == pytest.approx((114.70e9 * 4.25 + 2.13e9 * 16) / 8)
     assert result.weights_gib == pytest.approx(60.8, abs=0.3)
     small = calculate(preset_input("gpt-oss-20b", "mxfp4", context_tokens=1))
     assert small.weights_gib == pytest.approx(12.8, abs=0.3)  # the card's 12.8 GiB checkpoint
@@ -263,3 +271,120 @@ def test_a_ceiling_only_when_it_fits(spec):
 
 def test_kv_bytes_per_token_formula():
     assert kv_bytes_per_token(layers=80, kv_heads=8, head_dim=128, bytes_per_element=2) == 2 * 80 * 8 * 128 * 2
+
+
+RTX_4090 = {"memory_gib": 24.0, "bandwidth_gb_s": 1008.0}  # catalog: NVIDIA Ada whitepaper
+DDR5_5600_DUAL_CHANNEL = 89.6  # 5,600 MT/s x 8 bytes x 2 channels, the form's own example
+
+
+def test_gpt_oss_120b_fits_one_h100_in_its_published_mxfp4():
+    # README: "native MXFP4 precision for the MoE layer, making gpt-oss-120b run on a single H100 GPU".
+    spec = preset_input("gpt-oss-120b")
+    result = calculate(spec)
+
+    assert spec.weight_format == "mxfp4" and spec.shared_bits_per_weight == 16.0
+    assert result.fits and result.decode_ceiling_tps > 0
+    # The card's 60.8 GiB checkpoint (65.3 GB); the issue's "about 63 GB" is a rounded secondary figure.
+    assert result.weights_gib == pytest.approx(60.8, abs=0.3)
+
+
+@pytest.mark.parametrize("preset", MODEL_PRESETS, ids=lambda preset: preset.slug)
+def test_every_preset_is_consistent(preset):
+    assert preset.native_format in WEIGHT_FORMATS_BY_SLUG
+    assert preset.native_format_source.startswith("https://")
+    assert preset.attention_heads >= preset.kv_heads or preset.kv_latent_dim
+    if preset.is_moe:
+        assert preset.active_expert_params_b < preset.active_params_b < preset.params_b
+        assert 0 < preset.shared_params_b < preset.params_b and 0 < preset.moe_layers <= preset.layers
+    else:
+        assert preset.shared_params_b is None and preset.moe_layers is None
+
+
+def test_a_moe_model_that_misses_a_24_gb_card_keeps_its_experts_in_system_memory():
+    result = calculate(preset_input("gpt-oss-120b", **RTX_4090, system_bandwidth_gb_s=DDR5_5600_DUAL_CHANNEL))
+
+    assert not result.fits
+    experts = result.what_would_fit.expert_offload
+    assert result.what_would_fit.offload is None, "MoE: --n-cpu-moe, not whole layers"
+    # 24 GiB less the 10% reserve, 4.26 GB of BF16 shared weights and 0.56 GiB of KV cache leaves room for
+    # 10 of 36 expert layers (1.69 GB each at MXFP4), so the experts of the first 26 go to system memory.
+    assert (experts.n_cpu_moe, experts.expert_layers_on_cpu, experts.moe_layers) == (26, 26, 36)
+    assert not experts.all_experts_on_cpu
+    assert experts.gpu_memory_gib <= 24.0
+    per_layer_gib = 114.70e9 * 4.25 / 8 / 36 / GIB
+    assert experts.system_memory_gib == pytest.approx(26 * per_layer_gib)
+    # Per token: 26/36 of the 3.58 B active expert parameters stream from system memory.
+    assert experts.system_bytes_per_token_gb == pytest.approx(26 / 36 * 3.58 * 4.25 / 8)
+    seconds = (experts.gpu_bytes_per_token_gb / 1008 + experts.system_bytes_per_token_gb / DDR5_5600_DUAL_CHANNEL)
+    assert experts.decode_ceiling_tps == pytest.approx(1 / seconds)
+    assert experts.decode_ceiling_tps < min(experts.system_only_ceiling_tps, experts.gpu_only_ceiling_tps)
+
+
+def test_expert_offload_counts_dense_leading_layers_in_the_flag():
+    # DeepSeek-V3's first 3 layers have no experts: --n-cpu-moe counts them, so N = 3 + expert layers moved.
+    result = calculate(preset_input("deepseek-v3", "q2_k", memory_gib=96.0, bandwidth_gb_s=1792.0))
+
+    experts = result.what_would_fit.expert_offload
+    assert experts.n_cpu_moe == 3 + experts.expert_layers_on_cpu and experts.moe_layers == 58
+
+
+def test_a_dense_model_that_misses_a_24_gb_card_splits_layers_and_keeps_no_experts_anywhere():
+    result = calculate(preset_input("llama-3.3-70b", "q4_k_m", **RTX_4090))
+
+    assert result.what_would_fit.expert_offload is None
+    assert 0 < result.what_would_fit.offload.gpu_layers < 80
+
+
+def test_llama_3_3_70b_on_eight_h100_proposes_no_llama_cpp_offload():
+    # The engine guide (seed 000): llama.cpp "NÃO use com Múltiplas GPUs" (do not use with multiple GPUs).
+    result = calculate(preset_input("llama-3.3-70b", devices=8, context_tokens=131_072, concurrency=64))
+
+    options = result.what_would_fit
+    assert not result.fits
+    assert options.offload is None and options.expert_offload is None
+    assert "engine guide rules llama.cpp out" in options.offload_ruled_out
+    assert not any(WEIGHT_FORMATS_BY_SLUG[option.slug].is_gguf for option in options.formats)
+
+
+def test_unified_memory_offers_no_offload():
+    result = calculate(preset_input("gpt-oss-120b", memory_gib=64.0, bandwidth_gb_s=273.0, unified_memory=True))
+
+    assert result.what_would_fit.offload is None and result.what_would_fit.expert_offload is None
+    assert "unified memory" in result.what_would_fit.offload_ruled_out
+
+
+def test_tensor_parallel_sizes_are_powers_of_two_dividing_the_heads():
+    assert tensor_parallel_sizes(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert tensor_parallel_sizes(40) == [1, 2, 4, 8]  # Qwen3 14B: vLLM refuses 3, 6 and 7
+    assert tensor_parallel_sizes(None) == [1, 2, 4, 8, 16, 32, 64]
+
+
+def test_three_devices_are_flagged_and_never_suggested():
+    # Qwen3 32B in BF16 (61.1 GiB of weights + 2 GiB of KV cache) would squeeze into three 24 GiB cards
+    # (3 x 21.6 GiB after the reserve), but vLLM refuses 3-way tensor parallelism over 64 heads: 4 it is.
+    result = calculate(preset_input("qwen3-32b", **RTX_4090))
+    assert result.what_would_fit.devices_needed == 4
+    three = calculate(preset_input("qwen3-32b", **RTX_4090, devices=3))
+    assert three.fits and not three.devices_valid_for_tensor_parallel
+    assert three.tensor_parallel_sizes == [1, 2, 4, 8, 16, 32, 64]
+
+
+@PROPERTY
+@given(preset=st.sampled_from(MODEL_PRESETS), memory=st.sampled_from([8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 80.0, 141.0]),
+       devices=st.sampled_from([1, 2, 3, 4, 6]), fmt=st.sampled_from(["bf16", "fp8", "q4_k_m", "mxfp4", "q2_k"]))
+def test_suggested_device_counts_are_valid_tensor_parallel_sizes(preset, memory, devices, fmt):
+    result = calculate(preset_input(preset.slug, fmt, memory_gib=memory, devices=devices))
+
+    needed = result.what_would_fit and result.what_would_fit.devices_needed
+    if needed:
+        assert needed > devices and needed & (needed - 1) == 0, "a power of two"
+        assert preset.attention_heads % needed == 0, "vLLM: it must divide the attention heads"
+
+
+def test_kv_cache_is_replicated_past_as_many_devices_as_kv_heads():
+    # vLLM's get_num_kv_heads: max(1, KV heads // TP) per GPU, and 1 (the whole latent) with MLA.
+    qwen = calculate(preset_input("qwen3-235b-a22b", devices=8))
+    assert qwen.kv_replicas == 2.0  # 4 KV heads on 8 GPUs
+    assert qwen.kv_cache_gib == pytest.approx(2 * 192_512 * 8192 / GIB)
+    assert calculate(preset_input("qwen3-235b-a22b", devices=4)).kv_replicas == 1.0
+    assert calculate(preset_input("deepseek-v3", devices=8, memory_gib=141.0)).kv_replicas == 8.0
