@@ -49,7 +49,7 @@ def _add_targets(start: int, stop: int) -> None:
     from django.utils import timezone
 
     from catalog.models import Tool
-    from probes.client import COMPAT_CHECKS
+    from probe_client import COMPAT_CHECKS
     from probes.metrics import run_summary_keys
     from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 

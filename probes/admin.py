@@ -13,8 +13,8 @@ from django.urls import path, reverse
 
 from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
-from probes.client.sweep import IMPORT_FORMATS
-from probes.client.sweep.imports import MAX_RESULT_BYTES
+from probe_client.sweep import IMPORT_FORMATS
+from probe_client.sweep.imports import MAX_RESULT_BYTES
 from probes.metrics import E2E, OUTPUT_SPEED, TTFAT, TTFT
 from probes.models import (
     CompatOutcome,

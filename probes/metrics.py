@@ -6,7 +6,7 @@ units and summary shapes from here; definitions of what each metric measures are
 
 Placement: this module sits in the probes package so that every layer finds it under one obvious name, and it
 is plain Python: it imports only the standard library (no Django, nothing else of the project), so the
-Django-free probe client (``probes/client``) imports it too. Importing ``probes.metrics`` runs
+Django-free probe client (``probe_client``) imports it too. Importing ``probes.metrics`` runs
 ``probes/__init__.py``, which is empty, and this module, never ``probes.models``; tests/test_layers.py holds
 both the client and this module to that, by their imports and by importing them with Django unconfigured.
 

@@ -8,13 +8,13 @@ from django.utils.deconstruct import deconstructible
 
 from catalog.models import Tool
 from core.models import TimeStampedModel
-from probes.client.config import api_key_env_error
+from probe_client.config import api_key_env_error
 from probes.metrics import TargetFigures, run_summary_keys
 
 
 @deconstructible
 class ApiKeyEnvValidator:
-    """The client's rule for the name of the variable holding a key (see probes.client.config)."""
+    """The client's rule for the name of the variable holding a key (see probe_client.config)."""
 
     code = "invalid"
 
@@ -361,7 +361,7 @@ class SweepRun(TimeStampedModel):
 
 
 class SweepLevel(models.Model):
-    """The figures of one sweep level (see probes.client.sweep.stats for every definition)."""
+    """The figures of one sweep level (see probe_client.sweep.stats for every definition)."""
 
     run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
     mode = models.CharField(max_length=12, help_text='"concurrency" (closed loop) or "rate" (open loop).')

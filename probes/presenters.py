@@ -4,7 +4,7 @@ Everything here turns stored values into what a table cell shows: the words for 
 the symbol and meaning of each compat outcome, figures rounded half-up in their metric's unit, prices to the
 cent, excerpts of provider messages, and how old a figure may be before a page calls it stale. No queries.
 Metric labels and units come from the metric registry (probes.metrics); the compat checks and their plain-
-language descriptions from the suite's registry (probes.client.compat).
+language descriptions from the suite's registry (probe_client.compat).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.conf import settings
 
 from scoring.money import format_usd
-from probes.client import CHECKS, COMPAT_CHECKS
+from probe_client import CHECKS, COMPAT_CHECKS
 from probes.metrics import PERCENTILES, Metric
 from probes.models import CompatOutcome, CompatStatus, ProbeTarget
 from scoring.terms import workload_input_tokens

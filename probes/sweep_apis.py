@@ -20,8 +20,8 @@ from core.apis import Api, ListApi, list_envelope, list_response, query_params
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
-from probes.client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
-from probes.client.sweep.imports import MAX_RESULT_BYTES
+from probe_client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
+from probe_client.sweep.imports import MAX_RESULT_BYTES
 from probes.metrics import LEVEL_METRICS, PERCENTILES
 from probes.models import ProbeTarget, SweepRun
 from probes.selectors import sweeps as selectors

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_safe
 from catalog.models import LanguageModel
 from core.cache import cached_page
 from probes import presenters
-from probes.client.config import api_key_env_error
+from probe_client.config import api_key_env_error
 from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
 from probes.models import ProbeTarget
 from probes.selectors import dashboards

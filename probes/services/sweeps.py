@@ -12,7 +12,7 @@ request, so the ORM is never called from inside the event loop and no query dela
 
 ``sweep_import_create`` stores a sweep measured elsewhere (vLLM ``bench serve``, GuideLLM, AIPerf), labelled
 with the tool that produced it; it validates everything first and stores nothing on a bad input.
-``sweep_import_file`` does the same from the tool's own result file (read by ``probes.client.sweep.imports``).
+``sweep_import_file`` does the same from the tool's own result file (read by ``probe_client.sweep.imports``).
 """
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ from django.utils import timezone
 
 from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
-from probes.client import EndpointConfig
-from probes.client.errors import remove_secrets
-from probes.client.sweep import (
+from probe_client import EndpointConfig
+from probe_client.errors import remove_secrets
+from probe_client.sweep import (
     CLIENT_VERSION,
     ResultFileError,
     LevelResult,
@@ -611,7 +611,7 @@ def sweep_import_create(
 ) -> SweepRun:
     """Store a sweep measured by a peer tool, labelled with that tool.
 
-    ``levels``: dicts shaped like ``probes.client.sweep.LevelResult.to_dict()`` (``level`` and ``mode`` required;
+    ``levels``: dicts shaped like ``probe_client.sweep.LevelResult.to_dict()`` (``level`` and ``mode`` required;
     a figure the tool did not report is None). ``card``: what the file states (model, engine, version, ...).
     ``workload``: a ``Workload.to_dict()``-shaped description. Validates everything first; on any problem raises
     ApplicationError naming the field (``levels.3.ttft_ms.p99``, ``workload.input.value``, ...) and stores nothing.

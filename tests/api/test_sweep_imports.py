@@ -9,7 +9,7 @@ from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(__file__).resolve().parents[1] / "probes" / "fixtures" / "peer_results"
+FIXTURES = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "peer_results"
 URL = "/api/v1/probes/sweeps/import/"
 
 

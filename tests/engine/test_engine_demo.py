@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from probes.client import COMPAT_CHECKS
+from probe_client import COMPAT_CHECKS
 from probes.engine.machine import cpu_model_name
 from probes.engine.tiny_model import MODEL_NAME
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget

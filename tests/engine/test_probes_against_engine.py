@@ -12,9 +12,9 @@ import httpx
 import jsonschema
 import pytest
 
-from probes.client import EndpointConfig, run_compat_suite, run_speed_suite
-from probes.client import compat as suite
-from probes.client.workloads import build_messages
+from probe_client import EndpointConfig, run_compat_suite, run_speed_suite
+from probe_client import compat as suite
+from probe_client.workloads import build_messages
 from probes.engine.server import parse_perf_reports
 
 pytestmark = pytest.mark.engine

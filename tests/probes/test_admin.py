@@ -32,7 +32,7 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db
 
 MODELS = (ProbeTarget, ProbeRun, RequestMeasurement, CompatOutcome, MeasurementSummary, CompatStatus, SweepRun)
-PEER_RESULTS = Path(__file__).resolve().parent / "fixtures" / "peer_results"
+PEER_RESULTS = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "peer_results"
 
 
 def _url(model, action="changelist", *args):

@@ -16,8 +16,8 @@ from django.urls import reverse
 
 from catalog.models import ReportedFigure
 from probes import apis, metrics
-from probes.client import RequestResult, SpeedResult
-from probes.client.sweep.stats import LevelResult
+from probe_client import RequestResult, SpeedResult
+from probe_client.sweep.stats import LevelResult
 from probes.metrics import (
     CLIENT_SUMMARY_METRICS,
     HEADLINE_METRICS,
@@ -46,7 +46,7 @@ SELECTIONS = {
     "benchmark-lab level": LEVEL_METRICS,
 }
 # Literals that name metric keys for another reason than listing metrics: an SLO's own two objective fields.
-NOT_METRIC_LISTS = {("probes/client/sweep/stats.py", "SLO")}
+NOT_METRIC_LISTS = {("probe_client/sweep/stats.py", "SLO")}
 
 
 def test_each_metric_is_declared_once_and_every_summary_lists_registered_metrics():

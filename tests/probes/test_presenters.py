@@ -4,7 +4,7 @@ from decimal import Decimal
 import pytest
 
 from probes import presenters
-from probes.client import CHECKS, COMPAT_CHECKS
+from probe_client import CHECKS, COMPAT_CHECKS
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ def test_imported_run_is_labelled_and_a_version_change_is_announced(client):
 
 
 def test_an_imported_guidellm_file_shows_the_tools_version_and_what_the_file_leaves_unsaid(client):
-    report = Path(__file__).resolve().parent / "fixtures" / "peer_results" / "guidellm-0.8.1-benchmarks.json"
+    report = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "peer_results" / "guidellm-0.8.1-benchmarks.json"
     run = sweep_import_file(data=report.read_bytes(), hardware=HardwareSpecFactory(name="L4"), hourly_price_usd="0.7")
     html = client.get(f"/engines/lab/{run.pk}/").content.decode()
     assert "GuideLLM 0.8.1 (imported result file)" in html

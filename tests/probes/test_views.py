@@ -363,7 +363,7 @@ def test_pages_only_answer_safe_methods(client, name):
 
 
 def test_methodology_quotes_the_client_buffered_stream_threshold(client):
-    from probes.client import metrics
+    from probe_client import metrics
 
     page = _get(client, "probes:methodology")
 

@@ -29,7 +29,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.models import Tool
 from core.exceptions import ApplicationError
-from probes import client as probe_client
+import probe_client
 from probes.engine.machine import machine_hardware_description
 from probes.engine.server import (
     EngineSettings,

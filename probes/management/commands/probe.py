@@ -19,9 +19,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from core.exceptions import ApplicationError
-from probes import client as probe_client
-from probes.client.config import api_key_env_error
-from probes.client.workloads import workload_for
+import probe_client
+from probe_client.config import api_key_env_error
+from probe_client.workloads import workload_for
 from probes.metrics import PERCENTILES, run_summary_keys
 from probes.models import ProbeRun, ProbeTarget, RequestMeasurement
 from probes.selectors.runs import probe_target_get

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core.exceptions import ApplicationError
-from probes import client as probe_client
+import probe_client
 from probes.models import ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_targets_due, probe_targets_not_configured
 
@@ -33,7 +33,7 @@ class Workload:
 
 
 def _workload(name: str) -> Workload:
-    """A workload of probes.client.WORKLOADS with its fixed output length from settings."""
+    """A workload of probe_client.WORKLOADS with its fixed output length from settings."""
     if name not in probe_client.WORKLOADS:
         known = ", ".join(sorted(probe_client.WORKLOADS))
         raise ApplicationError(

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from probes import client as probe_client
+import probe_client
 from probes.metrics import run_summary_keys
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
 from probes.services.runs.claim import LeaseKeeper, RunExecution, probe_run_claim
@@ -61,7 +61,7 @@ def probe_client_info() -> dict[str, Any]:
     import httpx
 
     return {
-        "client": "probes.client",
+        "client": "probe_client",
         "httpx": httpx.__version__,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),

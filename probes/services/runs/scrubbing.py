@@ -7,7 +7,7 @@ import math
 import os
 from typing import Any
 
-from probes.client.errors import MIN_SECRET_CHARS, remove_secrets
+from probe_client.errors import MIN_SECRET_CHARS, remove_secrets
 
 REDACTED = "[redacted]"
 MAX_TEXT = 4000

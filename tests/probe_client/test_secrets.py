@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from probes.client import run_compat_suite, run_speed_suite
-from tests.probes.client.conftest import config_for, run
+from probe_client import run_compat_suite, run_speed_suite
+from tests.probe_client.conftest import config_for, run
 
 KEY_ENV = "ATLAS_C_CANARY_API_KEY"
 
@@ -55,7 +55,7 @@ def test_key_is_sent_but_never_reported(simulator_factory, canary, caplog, fault
 
 
 def test_config_holds_only_the_variable_name(canary):
-    from probes.client import EndpointConfig
+    from probe_client import EndpointConfig
 
     config = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", api_key_env=KEY_ENV)
     assert canary not in repr(config) and canary not in json.dumps(config.describe())
@@ -63,7 +63,7 @@ def test_config_holds_only_the_variable_name(canary):
 
 
 def test_extra_headers_values_stay_out_of_repr():
-    from probes.client import EndpointConfig
+    from probe_client import EndpointConfig
 
     config = EndpointConfig(
         base_url="http://127.0.0.1:1/v1", model="m", extra_headers={"x-api-key": "hidden-value-123"}
@@ -73,14 +73,14 @@ def test_extra_headers_values_stay_out_of_repr():
 
 @pytest.mark.parametrize("header", ["Authorization", "accept-encoding"])
 def test_reserved_headers_cannot_be_overridden(header):
-    from probes.client import EndpointConfig
+    from probe_client import EndpointConfig
 
     with pytest.raises(ValueError, match="extra_headers"):
         EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", extra_headers={header: "x"})
 
 
 def test_httpx_loggers_are_quiet():
-    import probes.client.http  # noqa: F401  (importing the client quiets them)
+    import probe_client.http  # noqa: F401  (importing the client quiets them)
 
     assert logging.getLogger("httpx").getEffectiveLevel() >= logging.WARNING
     assert logging.getLogger("httpcore").getEffectiveLevel() >= logging.WARNING

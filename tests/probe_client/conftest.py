@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from probes.client import EndpointConfig
+from probe_client import EndpointConfig
 from tests.simulator import start_simulator
 
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from probes.client.sweep import PRESETS, LengthDistribution, Workload, WorkloadError, lengths_from_jsonl, workload_from_jsonl
+from probe_client.sweep import PRESETS, LengthDistribution, Workload, WorkloadError, lengths_from_jsonl, workload_from_jsonl
 
 
 def test_each_distribution_draws_within_its_bounds_and_round_trips():

@@ -1,7 +1,7 @@
 """Probe client for OpenAI-compatible chat endpoints: timed SSE streaming (speed suite) and parameter checks
 (compat suite). Plain Python with httpx; it knows nothing of Django. See docs/probes-measurement.md.
 
-    from probes.client import EndpointConfig, run_speed_suite, run_compat_suite
+    from probe_client import EndpointConfig, run_speed_suite, run_compat_suite
     config = EndpointConfig(base_url="https://api.groq.com/openai/v1", model="openai/gpt-oss-120b",
                             api_key_env="GROQ_API_KEY")
     speed = asyncio.run(run_speed_suite(config, input_tokens=1000, max_tokens=300, requests=1, concurrency=1))

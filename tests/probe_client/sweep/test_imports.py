@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from probes.client.sweep import ResultFileError, find_knee, parse_result_file
+from probe_client.sweep import ResultFileError, find_knee, parse_result_file
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "peer_results"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "peer_results"
 GUIDELLM = FIXTURES / "guidellm-0.8.1-benchmarks.json"
 AIPERF_SWEEP = FIXTURES / "aiperf-0.13.0-profile_export_aiperf_sweep.json"
 AIPERF_ONE = FIXTURES / "aiperf-0.13.0-profile_export_aiperf.json"

@@ -3,7 +3,7 @@
 It is fed the raw network reads *after* the stream has been received, each with the ``perf_counter_ns`` stamp
 taken in the read loop, so parsing never delays a stamp. Every event carries the stamp of the read that
 completed it (the read holding its terminating blank line). Feeding the same bytes cut at any points yields
-the same events with the same stamps-by-byte-offset; the property test in ``tests/probes/client`` checks it.
+the same events with the same stamps-by-byte-offset; the property test in ``tests/probe_client`` checks it.
 
 Handled: LF, CR and CRLF line endings (a CRLF split across two reads counts once); ``data:`` with or without
 the optional space; multi-line ``data`` joined with ``\\n``; ``:`` comment/keep-alive lines; ``event``, ``id``

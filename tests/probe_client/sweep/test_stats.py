@@ -2,7 +2,7 @@
 
 import pytest
 
-from probes.client.sweep import SLO, Sample, cost_per_million, find_knee, linear_fit, summarise_level
+from probe_client.sweep import SLO, Sample, cost_per_million, find_knee, linear_fit, summarise_level
 
 
 def sample(index, *, ttft, tpot, tokens=11, ok=True, gaps=(), chunks=()):

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from probes.client import ERROR_CLASSES, run_compat_suite, run_speed_suite
-from tests.probes.client.conftest import config_for, run
+from probe_client import ERROR_CLASSES, run_compat_suite, run_speed_suite
+from tests.probe_client.conftest import config_for, run
 
 FAST = {"read_timeout_s": 1.0, "request_deadline_s": 3.0, "connect_timeout_s": 1.0}
 SCHEDULE = {"ttft_ms": 5, "itl_ms": 1, "tokens": 10}
@@ -150,7 +150,7 @@ def test_connection_refused():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    from probes.client import EndpointConfig
+    from probe_client import EndpointConfig
 
     config = EndpointConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", **FAST)
     started = time.monotonic()
@@ -164,7 +164,7 @@ def test_connection_refused():
 
 
 def test_connect_timeout_when_the_accept_queue_is_full():
-    from probes.client import EndpointConfig
+    from probe_client import EndpointConfig
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -2,8 +2,8 @@
 
 Public entry point (plain asyncio; no Django)::
 
-    from probes.client import EndpointConfig
-    from probes.client.sweep import SLO, PRESETS, SweepPlan, run_sweep
+    from probe_client import EndpointConfig
+    from probe_client.sweep import SLO, PRESETS, SweepPlan, run_sweep
 
     plan = SweepPlan.concurrency_sweep(cap=16, requests_per_level=64, slo=SLO(ttft_ms=500, tpot_ms=50),
                                        hourly_price_usd=2.5)

@@ -4,9 +4,9 @@ import statistics
 
 import pytest
 
-from probes.client.sweep import SuiteError, linear_fit, run_prefill_decode, run_prefix_cache, run_structured_output
-from probes.client.sweep.server_facts import parse_metrics, prefix_counters_from
-from tests.probes.client.conftest import config_for, run
+from probe_client.sweep import SuiteError, linear_fit, run_prefill_decode, run_prefix_cache, run_structured_output
+from probe_client.sweep.server_facts import parse_metrics, prefix_counters_from
+from tests.probe_client.conftest import config_for, run
 
 FIRST_TOKEN_MS = 15.0
 PREFILL_MS_PER_TOKEN = 0.05  # 20,000 prompt tokens/s

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from probes.client.sse import SSEDecoder, decode_reads
+from probe_client.sse import SSEDecoder, decode_reads
 
 
 def feed_all(pieces: list[bytes]) -> tuple[list, SSEDecoder]:

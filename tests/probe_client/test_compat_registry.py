@@ -1,10 +1,10 @@
 """The compat suite's registry: each check declared once, with the parameters it exercises and what it means."""
 import pytest
 
-from probes.client import CHECKS, COMPAT_CHECKS, run_compat_suite
-from probes.client.compat import compat_check
+from probe_client import CHECKS, COMPAT_CHECKS, run_compat_suite
+from probe_client.compat import compat_check
 from scoring.profile import NEEDS_CHOICES, values_of
-from tests.probes.client.conftest import config_for, run
+from tests.probe_client.conftest import config_for, run
 
 
 def _has_path(body: dict, dotted: str) -> bool:

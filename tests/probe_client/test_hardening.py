@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from probes.client import EndpointConfig, RequestResult
-from probes.client.config import api_key_env_error
-from probes.client.errors import redact
-from probes.client.metrics import MAX_TIMING_ENTRIES, estimate_tokens, measure
-from tests.probes.client.test_metrics_unit import chunk, exchange_of, sse
+from probe_client import EndpointConfig, RequestResult
+from probe_client.config import api_key_env_error
+from probe_client.errors import redact
+from probe_client.metrics import MAX_TIMING_ENTRIES, estimate_tokens, measure
+from tests.probe_client.test_metrics_unit import chunk, exchange_of, sse
 
 
 def _stream_with(finish_extra: dict, usage: dict | None = None):

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from probes.client.http import Exchange
-from probes.client.metrics import TokenEvent, is_buffered, measure, tokens_per_chunk
+from probe_client.http import Exchange
+from probe_client.metrics import TokenEvent, is_buffered, measure, tokens_per_chunk
 
 MS = 1_000_000
 

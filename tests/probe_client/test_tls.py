@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
-from probes.client import run_compat_suite, run_speed_suite
-from tests.probes.client.conftest import config_for, run
+from probe_client import run_compat_suite, run_speed_suite
+from tests.probe_client.conftest import config_for, run
 from tests.simulator import start_simulator
 
 pytestmark = pytest.mark.skipif(

@@ -9,8 +9,8 @@ import statistics
 
 import pytest
 
-from probes.client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, run_sweep
-from tests.probes.client.conftest import config_for, run
+from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, run_sweep
+from tests.probe_client.conftest import config_for, run
 
 TTFT_MS = 20.0
 ITL_MS = 4.0

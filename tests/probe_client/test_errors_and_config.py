@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from probes.client import EndpointConfig, ProbeError
-from probes.client.errors import classify_status, parse_error_envelope, parse_retry_after, redact
+from probe_client import EndpointConfig, ProbeError
+from probe_client.errors import classify_status, parse_error_envelope, parse_retry_after, redact
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 Prompts: ``prefix_tokens`` words shared by every request of a run (the same seed gives the same words), then a
 per-request nonce, then unique filler, then the instruction. With no shared prefix the nonce comes first, so no
 request can reuse another's KV cache. The filler words are single tokens in the common tokenizers (see
-``probes/client/workloads.py``); the server's ``usage.prompt_tokens`` is what the figures use.
+``probe_client/workloads.py``); the server's ``usage.prompt_tokens`` is what the figures use.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ T = Together, F = Fireworks); "issue" means the expectation comes from issue #3 
 
 import pytest
 
-from probes.client import COMPAT_CHECKS, run_compat_suite, run_speed_suite
-from tests.probes.client.conftest import config_for, run
+from probe_client import COMPAT_CHECKS, run_compat_suite, run_speed_suite
+from tests.probe_client.conftest import config_for, run
 
 SUPPORTED_EVERYWHERE = {name: "supported" for name in COMPAT_CHECKS}
 

@@ -4,8 +4,8 @@ import statistics
 
 import pytest
 
-from probes.client import run_speed_suite
-from tests.probes.client.conftest import config_for, run
+from probe_client import run_speed_suite
+from tests.probe_client.conftest import config_for, run
 
 # Role-only first chunk, a reasoning phase of 5 tokens, 3 tokens per chunk, a usage chunk 100 ms late.
 SCHEDULE = {
