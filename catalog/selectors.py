@@ -37,7 +37,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
-from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
+from scoring.vocabulary import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
 COMPARE_MAX_TOOLS = 4

@@ -16,11 +16,11 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
-from scoring.money import format_usd
 from probe_client import CHECKS, COMPAT_CHECKS
 from probes.metrics import PERCENTILES, Metric
 from probes.models import CompatOutcome, CompatStatus, ProbeTarget
-from scoring.terms import workload_input_tokens
+from scoring.money import format_usd
+from scoring.vocabulary import workload_input_tokens
 
 READY = "ready"
 NOT_CONFIGURED = "not_configured"

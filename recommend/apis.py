@@ -16,7 +16,7 @@ from scoring.breakeven import BreakEvenError, Workload, gpu_costs, provider_cost
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
 from scoring.profile import Profile, ProfileError
 from scoring.ranking import recommend
-from scoring.terms import normalize_model
+from scoring.vocabulary import normalize_model
 
 
 def _query_data(request: Request, *, lists: tuple[str, ...] = ()) -> dict:

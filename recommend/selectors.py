@@ -41,7 +41,7 @@ from scoring.ranking import (
     SpeedInfo,
     ToolInfo,
 )
-from scoring.terms import normalize_model
+from scoring.vocabulary import normalize_model
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 

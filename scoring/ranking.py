@@ -32,7 +32,7 @@ from scoring.rules import (
     RecipeEntry,
     profile_warnings,
 )
-from scoring.terms import blended_price, normalize_model, workload_input_tokens
+from scoring.vocabulary import blended_price, normalize_model, workload_input_tokens
 
 MEASURED = "inference-atlas-probes"
 FAILING_OUTCOMES = frozenset({"rejected", "ignored"})

@@ -35,7 +35,7 @@ from probes.presenters import (
     target_configuration,
 )
 from probes.selectors.prices import PriceQuote, match_price
-from scoring.terms import workload_input_tokens
+from scoring.vocabulary import workload_input_tokens
 
 PROVIDERS = "providers"
 ENGINES = "engines"

@@ -13,11 +13,10 @@ from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
 
-from probe_client import WORKLOADS
-from probe_client import metrics as client_metrics
+from probe_client import WORKLOADS, metrics as client_metrics
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from probes.presenters import STALE_AFTER_PARALLEL, age_since, stale_after, target_configuration
-from scoring.terms import workload_input_tokens
+from scoring.vocabulary import workload_input_tokens
 
 
 @dataclass

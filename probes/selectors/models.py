@@ -20,7 +20,7 @@ from catalog.selectors import REFERENCE_MODEL_SLUG
 from probes.metrics import METRIC_BY_KEY, METRIC_BY_REPORTED, PAGE_METRICS, TTFAT, TTFT, Metric
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from probes.presenters import MetricFigures, WorkloadOption
-from scoring.terms import blended_price, model_key, workload_input_tokens
+from scoring.vocabulary import blended_price, model_key, workload_input_tokens
 
 # The compat surface every probe speaks; its documented checks are the ones a model row summarises.
 OPENAI_CHAT_SURFACE = "openai-chat"

@@ -8,7 +8,7 @@ from decimal import Decimal
 from catalog.models import PriceItem
 from probes.models import ProbeTarget
 from probes.presenters import usd_text
-from scoring.terms import blended_price, model_key
+from scoring.vocabulary import blended_price, model_key
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from scoring.ranking import CatalogData, CaveatInfo, DocumentedCheck, PriceInfo, ToolInfo
-from scoring.terms import normalize_model
+from scoring.vocabulary import normalize_model
 
 CATALOG_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 

@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from scoring.terms import blended_price, model_key, normalize_model, workload_input_tokens
+from scoring.vocabulary import blended_price, model_key, normalize_model, workload_input_tokens
 
 
 @pytest.mark.parametrize(
