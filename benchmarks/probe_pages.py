@@ -49,8 +49,8 @@ def _add_targets(start: int, stop: int) -> None:
     from django.utils import timezone
 
     from catalog.models import Tool
-    from probe_client import COMPAT_CHECKS
-    from probes.metrics import run_summary_keys
+    from scoring.vocabulary import COMPAT_CHECKS
+    from scoring.vocabulary import run_summary_keys
     from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 
     now = timezone.now()

@@ -83,7 +83,7 @@ def main() -> None:
     from django.db import connection
 
     from catalog.models import Tool
-    from probes.metrics import run_summary_keys
+    from scoring.vocabulary import run_summary_keys
     from probes.models import ProbeTarget, RequestMeasurement
     from probes.services.summaries import probe_summaries_refresh
 

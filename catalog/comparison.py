@@ -14,7 +14,7 @@ from typing import Any
 
 from catalog.models import HardwareSupport, Tool, ToolApiSurface
 from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
-from scoring.profile import NEEDS_CHOICES
+from scoring.vocabulary import COMPAT_CHECK_CHOICES
 
 YES = "yes"
 PARTIAL = "partial"
@@ -23,7 +23,7 @@ UNKNOWN = "unknown"
 TEXT = "text"
 STATE_LABELS = {YES: "Yes", PARTIAL: "Partial", NO: "No", UNKNOWN: "Not stated"}
 
-CHECK_LABELS = dict(NEEDS_CHOICES)
+CHECK_LABELS = dict(COMPAT_CHECK_CHOICES)
 _CHECK_STATES = {
     ToolApiSurface.CheckOutcome.SUPPORTED: YES,
     ToolApiSurface.CheckOutcome.PARTIAL: PARTIAL,

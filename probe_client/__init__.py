@@ -8,23 +8,15 @@
     compat = asyncio.run(run_compat_suite(config))
 """
 
-from .compat import CHECKS, COMPAT_CHECKS, CompatCheck, run_compat_suite
+from .compat import CHECKS, CompatCheck, run_compat_suite
 from .config import EndpointConfig
 from .errors import ERROR_CLASSES, ProbeError
-from .results import (
-    COMPAT_OUTCOMES,
-    CompatCheckResult,
-    CompatResult,
-    RequestResult,
-    SpeedResult,
-)
+from .results import CompatCheckResult, CompatResult, RequestResult, SpeedResult
 from .speed import run_speed_suite
 from .workloads import WORKLOADS
 
 __all__ = [
     "CHECKS",
-    "COMPAT_CHECKS",
-    "COMPAT_OUTCOMES",
     "ERROR_CLASSES",
     "CompatCheck",
     "CompatCheckResult",

@@ -1,9 +1,9 @@
 """The compatibility suite: one small request (two for ``seed``) per check, each with one outcome.
 
-Every check is declared once, where it is written: ``@compat_check`` registers it in ``CHECKS`` with the API
-parameters it exercises and, in plain words, what it sends and when it counts as supported. The suite runs the
-checks in the order they are registered (``COMPAT_CHECKS``); the methodology page, the compat matrix and the CLI
-read the checks from here.
+Every check is written once, under a name of the vocabulary (``scoring.vocabulary.COMPAT_CHECKS``, whose order
+the suite runs them in): ``@compat_check`` registers it in ``CHECKS`` with the API parameters it exercises and,
+in plain words, what it sends and when it counts as supported; the methodology page and the compat matrix read
+those words from here.
 
 Outcomes: ``supported`` (accepted and the effect verified), ``accepted`` (accepted, effect not verifiable),
 ``ignored`` (accepted, effect verifiably absent), ``rejected`` (a 4xx naming the request as the problem: the
@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import jsonschema
+
+from scoring.vocabulary import COMPAT_CHECKS
 
 from .config import EndpointConfig
 from .errors import redact
@@ -121,6 +123,9 @@ def compat_check(
     name: str, *, parameters: tuple[str, ...], request: str, supported_when: str
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register the decorated coroutine as the check ``name``; it is called with the context and that name."""
+
+    if name not in COMPAT_CHECKS:
+        raise ValueError(f"compat check {name!r} is not one of the vocabulary's check names")
 
     def register(run: CheckFunction) -> CheckFunction:
         if name in CHECKS:
@@ -620,10 +625,6 @@ async def check_max_completion_tokens(ctx: _Context, name: str) -> CompatCheckRe
         "",
         f"{produced} tokens ({source}); the model finished on its own before the limit",
     )
-
-
-# The check names in the order the suite runs them.
-COMPAT_CHECKS: tuple[str, ...] = tuple(CHECKS)
 
 
 async def run_compat_suite(

@@ -25,9 +25,11 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from scoring.vocabulary import percentile
+
 from .errors import ProbeError, parse_error_envelope, redact
 from .http import Exchange
-from .results import RequestResult, percentile
+from .results import RequestResult
 from .sse import SSEEvent, decode_reads
 
 BUFFERED_SHARE = 0.8

@@ -3,29 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
 from dataclasses import dataclass, field, fields
 
-from probes.metrics import CLIENT_SUMMARY_METRICS, ITL, PERCENTILES, Percentiles
-
-COMPAT_OUTCOMES = ("supported", "accepted", "ignored", "rejected", "error")
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear-interpolation percentile (numpy's default method); None for an empty list."""
-    data = sorted(v for v in values if v is not None and not math.isnan(v))
-    if not data:
-        return None
-    if len(data) == 1:
-        return data[0]
-    position = (len(data) - 1) * q / 100.0
-    lower = math.floor(position)
-    upper = min(lower + 1, len(data) - 1)
-    return data[lower] + (data[upper] - data[lower]) * (position - lower)
-
-
-def percentiles(values: list[float]) -> Percentiles:
-    return {name: percentile(values, q) for name, q in PERCENTILES.items()}
+from scoring.vocabulary import CLIENT_SUMMARY_METRICS, ITL, MEASURED_OUTCOMES, PERCENTILES, percentiles
 
 
 @dataclass
@@ -139,7 +119,7 @@ class CompatCheckResult:
     detail: str = ""
 
     def __post_init__(self) -> None:
-        if self.outcome not in COMPAT_OUTCOMES:
+        if self.outcome not in {outcome.value for outcome in MEASURED_OUTCOMES}:
             raise ValueError(f"unknown compat outcome {self.outcome!r}")
 
     def to_json(self) -> dict:

@@ -15,7 +15,6 @@ from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
 from probe_client.sweep import IMPORT_FORMATS
 from probe_client.sweep.imports import MAX_RESULT_BYTES
-from probes.metrics import E2E, OUTPUT_SPEED, TTFAT, TTFT
 from probes.models import (
     CompatOutcome,
     CompatStatus,
@@ -26,6 +25,7 @@ from probes.models import (
     SweepLevel,
     SweepRun,
 )
+from scoring.vocabulary import E2E, OUTPUT_SPEED, TTFAT, TTFT
 
 # The per-request figures a measurement row shows in the admin's lists.
 MEASUREMENT_COLUMNS = tuple(metric.key for metric in (TTFT, TTFAT, E2E, OUTPUT_SPEED))

@@ -17,8 +17,8 @@ from rest_framework.reverse import reverse
 
 from catalog.models import LanguageModel, ReportedFigure
 from core.apis import ListApi, list_envelope, list_response
-from probes.metrics import OUTPUT_SPEED, TTFAT, TTFT
 from probes.selectors.models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
+from scoring.vocabulary import OUTPUT_SPEED, TTFAT, TTFT
 
 TAG_MODELS = "models"
 MONEY_QUANTUM = Decimal("0.0001")

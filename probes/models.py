@@ -9,7 +9,7 @@ from django.utils.deconstruct import deconstructible
 from catalog.models import Tool
 from core.models import TimeStampedModel
 from probe_client.config import api_key_env_error
-from probes.metrics import TargetFigures, run_summary_keys
+from scoring.vocabulary import MEASURED_OUTCOMES, TargetFigures, run_summary_keys
 
 
 @deconstructible
@@ -198,12 +198,9 @@ class RequestMeasurement(models.Model):
 
 
 class CompatOutcome(models.Model):
-    class Outcome(models.TextChoices):
-        SUPPORTED = "supported", "Supported"
-        ACCEPTED = "accepted", "Accepted"
-        IGNORED = "ignored", "Ignored"
-        REJECTED = "rejected", "Rejected"
-        ERROR = "error", "Error"
+    Outcome = models.TextChoices(
+        "Outcome", [(outcome.value.upper(), (outcome.value, outcome.label)) for outcome in MEASURED_OUTCOMES]
+    )
 
     run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="compat_outcomes")
     check_name = models.CharField(max_length=40)

@@ -16,11 +16,10 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
-from probe_client import CHECKS, COMPAT_CHECKS
-from probes.metrics import PERCENTILES, Metric
-from probes.models import CompatOutcome, CompatStatus, ProbeTarget
+from probe_client import CHECKS
+from probes.models import CompatStatus, ProbeTarget
 from scoring.money import format_usd
-from scoring.vocabulary import workload_input_tokens
+from scoring.vocabulary import COMPAT_CHECKS, MEASURED_OUTCOME_BY_VALUE, PERCENTILES, Metric, workload_input_tokens
 
 READY = "ready"
 NOT_CONFIGURED = "not_configured"
@@ -31,32 +30,6 @@ DISABLED = "disabled"
 # daily scenario) means at least several scheduled runs were missed.
 STALE_AFTER_SINGLE_STREAM = dt.timedelta(hours=24)
 STALE_AFTER_PARALLEL = dt.timedelta(hours=48)
-
-OUTCOME_SYMBOLS = {
-    CompatOutcome.Outcome.SUPPORTED: "✓",
-    CompatOutcome.Outcome.ACCEPTED: "○",
-    CompatOutcome.Outcome.IGNORED: "⚠",
-    CompatOutcome.Outcome.REJECTED: "✗",
-    CompatOutcome.Outcome.ERROR: "!",
-}
-OUTCOME_MEANINGS = {
-    CompatOutcome.Outcome.SUPPORTED: "accepted and the effect verified",
-    CompatOutcome.Outcome.ACCEPTED: "accepted; the effect cannot be verified from the response",
-    CompatOutcome.Outcome.IGNORED: "accepted, but the effect is verifiably absent",
-    CompatOutcome.Outcome.REJECTED: "refused with a 4xx status that blames the request, with the provider's message",
-    CompatOutcome.Outcome.ERROR: (
-        "5xx, timeout or broken stream, or a status that says nothing about the parameter (401, 403, 404, 408, 429)"
-    ),
-}
-
-
-def outcome_legend() -> list[tuple[str, str, str, str]]:
-    """(outcome, symbol, label, meaning) for every compat outcome, so no cell relies on colour alone."""
-    return [
-        (outcome, OUTCOME_SYMBOLS[outcome], label, OUTCOME_MEANINGS[outcome])
-        for outcome, label in CompatOutcome.Outcome.choices
-    ]
-
 
 def finite_number(value: object) -> float | None:
     """A finite number from summary JSON, or None for anything else (missing, null, text, NaN)."""
@@ -198,7 +171,8 @@ class CompatCell:
 
     @property
     def symbol(self) -> str:
-        return OUTCOME_SYMBOLS.get(self.outcome, "–")
+        outcome = MEASURED_OUTCOME_BY_VALUE.get(self.outcome)
+        return outcome.symbol if outcome else "–"
 
     @property
     def label(self) -> str:

@@ -22,10 +22,10 @@ from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probe_client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
 from probe_client.sweep.imports import MAX_RESULT_BYTES
-from probes.metrics import LEVEL_METRICS, PERCENTILES
 from probes.models import ProbeTarget, SweepRun
 from probes.selectors import sweeps as selectors
 from probes.services import sweeps as services
+from scoring.vocabulary import LEVEL_METRICS, PERCENTILES
 
 TAG_LAB = "benchmark lab"
 TAG_WRITES = "probe writes (staff)"

@@ -8,14 +8,14 @@ from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from core.cache import cached_page
-from probes import presenters
 from probe_client.config import api_key_env_error
-from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
+from probes import presenters
 from probes.models import ProbeTarget
 from probes.selectors import dashboards
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
+from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, OUTPUT_SPEED, PAGE_METRICS, TTFT
 
 # The metrics drawn over time on the dashboards: (summary key, label, unit).
 HISTORY_CHARTS = tuple((metric.key, metric.label, metric.unit) for metric in (OUTPUT_SPEED, TTFT))
@@ -44,7 +44,7 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
         "dashboard": dashboard,
         "metrics": HEADLINE_METRICS,
         "all_metrics": PAGE_METRICS,
-        "outcome_legend": presenters.outcome_legend(),
+        "outcome_legend": MEASURED_OUTCOMES,
         "comparisons": model_comparisons(providers=audience == PROVIDERS),
         "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],
         "history_charts": HISTORY_CHARTS,
@@ -89,7 +89,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "workloads": probe_workloads(),
         "percentile_window_days": presenters.percentile_window_days(),
         "buffered_rule": buffered_stream_rule(),
-        "outcome_legend": presenters.outcome_legend(),
+        "outcome_legend": MEASURED_OUTCOMES,
         "checks": presenters.compat_check_descriptions(),
         "stale_single_hours": int(presenters.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
         "stale_parallel_hours": int(presenters.STALE_AFTER_PARALLEL.total_seconds() // 3600),

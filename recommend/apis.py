@@ -16,7 +16,7 @@ from scoring.breakeven import BreakEvenError, Workload, gpu_costs, provider_cost
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
 from scoring.profile import Profile, ProfileError
 from scoring.ranking import recommend
-from scoring.vocabulary import normalize_model
+from scoring.vocabulary import model_slug
 
 
 def _query_data(request: Request, *, lists: tuple[str, ...] = ()) -> dict:
@@ -346,7 +346,7 @@ class BreakEvenApi(APIView):
         query.is_valid(raise_exception=True)
         data = query.validated_data
         models = [model for model, _ in priced_models()]
-        model = normalize_model(data["model"]) if data.get("model") else (models[0] if models else None)
+        model = model_slug(data["model"]) if data.get("model") else (models[0] if models else None)
         if model is not None and model not in models:
             raise _field_errors({"model": f"No provider prices {model!r}; priced models: {', '.join(models)}."})
         try:

@@ -26,7 +26,6 @@ from catalog.models import (
     UseCaseRecommendation,
 )
 from catalog.selectors import reported_figures_for_scoring
-from probes.metrics import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT
 from probes.models import CompatStatus, MeasurementSummary
 from scoring.breakeven import GpuPrice, TokenPrice
 from scoring.ranking import (
@@ -41,7 +40,7 @@ from scoring.ranking import (
     SpeedInfo,
     ToolInfo,
 )
-from scoring.vocabulary import normalize_model
+from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT, model_slug
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 
@@ -94,7 +93,7 @@ def _catalog_data() -> CatalogData:
     prices = tuple(
         PriceInfo(
             tool=item.tool.slug,
-            model=normalize_model(item.item),
+            model=model_slug(item.item),
             input_usd_per_mtok=float(item.input_usd_per_mtok),
             output_usd_per_mtok=float(item.output_usd_per_mtok),
             source_key=item.source.key,
@@ -109,7 +108,7 @@ def _catalog_data() -> CatalogData:
         SpeedInfo(
             tool=summary.target.tool.slug,
             target=summary.target.slug,
-            model=normalize_model(summary.target.model_id),
+            model=model_slug(summary.target.model_id),
             workload=summary.workload,
             concurrency=summary.concurrency,
             samples_72h=summary.samples_72h,
@@ -146,7 +145,7 @@ def _reported_speeds() -> tuple[ReportedSpeed, ...]:
         entry.setdefault(metric.key, metric.converted(figure["value"], unit=figure["unit"]))
     return tuple(
         ReportedSpeed(
-            tool=tool, model=normalize_model(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
+            tool=tool, model=model_slug(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
             output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"), workload=entry["workload"],
         )
         for (tool, model, publisher, url, observed_on), entry in merged.items()
@@ -259,7 +258,7 @@ def _priced_models(prices: list[TokenPrice]) -> list[tuple[str, int]]:
     """Models with a per-token price, most widely priced first: (normalized name, provider count)."""
     counts: dict[str, set[str]] = {}
     for price in prices:
-        counts.setdefault(normalize_model(price.item), set()).add(price.tool)
+        counts.setdefault(model_slug(price.item), set()).add(price.tool)
     return sorted(((model, len(tools)) for model, tools in counts.items()), key=lambda item: (-item[1], item[0]))
 
 
@@ -296,7 +295,7 @@ def hardware_spec_list() -> tuple[HardwareSpec, ...]:
 
 def token_prices(*, model: str | None = None) -> list[TokenPrice]:
     prices = snapshot().token_prices
-    return [price for price in prices if model is None or normalize_model(price.item) == model]
+    return [price for price in prices if model is None or model_slug(price.item) == model]
 
 
 def gpu_prices() -> list[GpuPrice]:

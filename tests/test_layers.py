@@ -3,7 +3,7 @@
 core (shared building blocks) < catalog (what is known about each tool) < probes and recommend (what is
 measured, and what is advised). scoring is plain Python: recommend feeds it plain data, so it imports no
 Django and none of the apps. The probe client (probe_client) is plain Python too: of the project it imports
-only itself and the metric registry (probes/metrics.py), which imports nothing of Django or of the project.
+only itself and the metric registry (scoring/vocabulary.py), which imports nothing of Django or of the project.
 The imports are read from the source with ``ast``, including imports inside functions, so a deferred import
 is no way around the rule.
 """
@@ -72,8 +72,8 @@ def layer_violations(*, package_root: Path, forbidden: dict[str, frozenset[str]]
 
 # Pure modules inside a layer: (path under the root, the only project modules they may import).
 PURE_MODULES: dict[str, tuple[str, ...]] = {
-    "probe_client": ("probe_client", "probes.metrics"),
-    "probes/metrics.py": (),
+    "probe_client": ("probe_client", "scoring.vocabulary"),
+    "scoring/vocabulary.py": (),
 }
 PROJECT_PACKAGES = frozenset({*APPS, "probe_client", "config", "django", "rest_framework"})
 
@@ -105,10 +105,10 @@ def test_the_probe_client_imports_without_django_configured():
     environment = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
     script = (
         "import sys\n"
-        "import probe_client, probe_client.sweep, probes.metrics\n"
+        "import probe_client, probe_client.sweep, scoring.vocabulary\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] in ('django', 'rest_framework')))\n"
         "print(sorted(name for name in sys.modules if name.startswith('probes.') and not "
-        "(name.startswith('probe_client') or name == 'probes.metrics')))\n"
+        "(name.startswith('probe_client'))))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=60
@@ -124,7 +124,7 @@ def test_the_probe_client_imports_without_django_configured():
         ("probe_client/speed.py", "from probes.models import ProbeRun\n", "probes.models"),
         ("probe_client/sweep/runner.py", "def run():\n    from django.conf import settings\n", "django.conf"),
         ("probe_client/http.py", "from probes.presenters import excerpt\n", "probes.presenters"),
-        ("probes/metrics.py", "from probe_client import COMPAT_CHECKS\n", "probe_client"),
+        ("scoring/vocabulary.py", "from probe_client import COMPAT_CHECKS\n", "probe_client"),
     ],
 )
 def test_the_pure_module_checker_catches_a_planted_violation(tmp_path, relative_path, source, expected):
@@ -132,8 +132,8 @@ def test_the_pure_module_checker_catches_a_planted_violation(tmp_path, relative_
     planted.parent.mkdir(parents=True, exist_ok=True)
     planted.write_text(source, encoding="utf-8")
     (tmp_path / "probe_client").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "probes").mkdir(exist_ok=True)
-    (tmp_path / "probes" / "metrics.py").touch()
+    (tmp_path / "scoring").mkdir(exist_ok=True)
+    (tmp_path / "scoring" / "vocabulary.py").touch()
 
     violations = pure_module_violations(package_root=tmp_path, pure=PURE_MODULES)
 
@@ -142,11 +142,11 @@ def test_the_pure_module_checker_catches_a_planted_violation(tmp_path, relative_
 
 def test_the_pure_module_checker_allows_the_client_and_the_registry(tmp_path):
     (tmp_path / "probe_client").mkdir()
-    (tmp_path / "probes").mkdir()
+    (tmp_path / "scoring").mkdir()
     (tmp_path / "probe_client" / "results.py").write_text(
-        "import math\nimport httpx\nfrom probes.metrics import METRICS\nfrom .errors import ProbeError\n"
+        "import math\nimport httpx\nfrom scoring.vocabulary import METRICS\nfrom .errors import ProbeError\n"
     )
-    (tmp_path / "probes" / "metrics.py").write_text("import enum\nfrom dataclasses import dataclass\n")
+    (tmp_path / "scoring" / "vocabulary.py").write_text("import enum\nfrom dataclasses import dataclass\n")
 
     assert pure_module_violations(package_root=tmp_path, pure=PURE_MODULES) == []
 

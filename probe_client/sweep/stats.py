@@ -21,12 +21,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from probes.metrics import PERCENTILES, LevelFigures
-
-from ..results import percentile
+from scoring.vocabulary import PERCENTILES, LevelFigures, percentile
 
 
-def percentiles(values: list[float]) -> LevelFigures:
+def level_figures(values: list[float | None]) -> LevelFigures:
     clean = [v for v in values if v is not None]
     mean = (sum(clean) / len(clean)) if clean else None
     return LevelFigures(**{name: percentile(clean, q) for name, q in PERCENTILES.items()}, mean=mean)
@@ -200,7 +198,7 @@ def summarise_level(
             errors[sample.error_class or "unknown"] = errors.get(sample.error_class or "unknown", 0) + 1
     gaps = [gap for s in ok for gap in s.gaps_ms]
     per_token = [value for s in ok for value in s.itl_per_token_ms()]
-    itl = percentiles(gaps)
+    itl = level_figures(gaps)
     itl["per_token_p50"] = percentile(per_token, 50)
     output_tokens = sum(s.output_tokens or 0 for s in ok)
     input_tokens = sum(s.input_tokens or 0 for s in ok)
@@ -215,10 +213,10 @@ def summarise_level(
         requests=len(samples),
         ok=len(ok),
         duration_s=duration_s,
-        ttft_ms=percentiles([s.ttft_ms for s in ok]),
-        tpot_ms=percentiles([s.tpot_ms for s in ok]),
+        ttft_ms=level_figures([s.ttft_ms for s in ok]),
+        tpot_ms=level_figures([s.tpot_ms for s in ok]),
         itl_ms=itl,
-        e2e_ms=percentiles([s.e2e_ms for s in ok]),
+        e2e_ms=level_figures([s.e2e_ms for s in ok]),
         output_tps=output_tps,
         total_tps=rate(output_tokens + input_tokens) if ok else None,
         request_rate=rate(len(ok)),
@@ -229,7 +227,7 @@ def summarise_level(
         errors=errors,
         output_tokens_source=(sources.pop() if len(sources) == 1 else ("mixed" if sources else "")),
         truncated=truncated,
-        schedule_lag_ms=percentiles(schedule_lag_ms) if schedule_lag_ms else None,
+        schedule_lag_ms=level_figures(schedule_lag_ms) if schedule_lag_ms else None,
         samples=samples,
     )
 

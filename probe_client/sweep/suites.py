@@ -30,7 +30,7 @@ from ..speed import FATAL_ERRORS, _Params, gc_paused
 from ..workloads import new_nonce
 from .requests import BOOK_SCHEMA, WEATHER_ARGUMENTS_SCHEMA, sample_from, send
 from .server_facts import prefix_cache_counters
-from .stats import LinearFit, Sample, linear_fit, percentiles
+from .stats import LinearFit, Sample, level_figures, linear_fit
 from .workload import RequestShape
 
 MAX_SUITE_REQUESTS = 400
@@ -141,7 +141,7 @@ def prefill_decode_from(samples: list[Sample], input_lengths: list[int]) -> Pref
     elif result.fit is not None:
         result.note = "TTFT did not grow with the input length: prefill is too fast to resolve at these lengths"
     per_token = [value for s in ok for value in s.itl_per_token_ms()]
-    result.itl_per_token_ms = percentiles(per_token)
+    result.itl_per_token_ms = level_figures(per_token)
     median_itl = result.itl_per_token_ms.get("p50")
     if median_itl:
         result.decode_tps = 1000.0 / median_itl
@@ -262,8 +262,8 @@ async def run_prefix_cache(
     for sample in shared + unique:
         if not sample.ok:
             result.errors[sample.error_class] = result.errors.get(sample.error_class, 0) + 1
-    result.shared_ttft_ms = percentiles([s.ttft_ms for s in shared if s.ok])
-    result.unique_ttft_ms = percentiles([s.ttft_ms for s in unique if s.ok])
+    result.shared_ttft_ms = level_figures([s.ttft_ms for s in shared if s.ok])
+    result.unique_ttft_ms = level_figures([s.ttft_ms for s in unique if s.ok])
     if result.shared_ttft_ms["p50"] and result.unique_ttft_ms["p50"]:
         result.ttft_ratio = result.shared_ttft_ms["p50"] / result.unique_ttft_ms["p50"]
     result.hit_rate = _hit_rate(shared)
@@ -362,8 +362,8 @@ async def run_structured_output(
             "requests": len(samples),
             "ok": len(ok),
             "valid": sum(1 for s in samples if validates(s, variant)),
-            "ttft_ms": percentiles([s.ttft_ms for s in ok]),
-            "output_speed_tps": percentiles([s.output_speed_tps for s in ok]),
+            "ttft_ms": level_figures([s.ttft_ms for s in ok]),
+            "output_speed_tps": level_figures([s.output_speed_tps for s in ok]),
             "output_tokens": _median(s.output_tokens for s in ok),
             "errors": errors,
             "rejected_message": next((s.error_message for s in samples if s.error_class.startswith("http_4")), ""),

@@ -17,7 +17,6 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
-from probes.metrics import HEADLINE_METRICS, PAGE_METRICS
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 from probes.presenters import (
     NOT_CONFIGURED,
@@ -35,7 +34,7 @@ from probes.presenters import (
     target_configuration,
 )
 from probes.selectors.prices import PriceQuote, match_price
-from scoring.vocabulary import workload_input_tokens
+from scoring.vocabulary import HEADLINE_METRICS, PAGE_METRICS, workload_input_tokens
 
 PROVIDERS = "providers"
 ENGINES = "engines"

@@ -58,8 +58,8 @@ from probe_client.sweep import (
     run_structured_output,
     run_sweep,
 )
-from probes.metrics import LEVEL_METRICS
 from probes.models import ProbeTarget, SweepLevel, SweepRun
+from scoring.vocabulary import LEVEL_METRICS
 
 logger = logging.getLogger(__name__)
 

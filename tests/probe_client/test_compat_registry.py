@@ -1,9 +1,10 @@
-"""The compat suite's registry: each check declared once, with the parameters it exercises and what it means."""
+"""The compat suite's registry: each check of the vocabulary declared once, with the parameters it exercises and
+what it means."""
 import pytest
 
-from probe_client import CHECKS, COMPAT_CHECKS, run_compat_suite
+from probe_client import CHECKS, run_compat_suite
 from probe_client.compat import compat_check
-from scoring.profile import NEEDS_CHOICES, values_of
+from scoring.vocabulary import COMPAT_CHECKS
 from tests.probe_client.conftest import config_for, run
 
 
@@ -16,7 +17,7 @@ def _has_path(body: dict, dotted: str) -> bool:
     return True
 
 
-def test_the_suite_runs_the_checks_in_the_order_they_are_registered():
+def test_every_check_of_the_vocabulary_is_registered_in_the_vocabularys_order():
     assert COMPAT_CHECKS == tuple(CHECKS)
     assert [check.name for check in CHECKS.values()] == list(COMPAT_CHECKS)
     assert all(check.parameters and check.request and check.supported_when for check in CHECKS.values())
@@ -28,6 +29,13 @@ def test_a_name_cannot_be_registered_twice():
         register(lambda ctx, name: None)
 
     assert len(CHECKS) == len(COMPAT_CHECKS)
+
+
+def test_a_name_outside_the_vocabulary_cannot_be_registered():
+    with pytest.raises(ValueError, match="vocabulary"):
+        compat_check("temperature", parameters=("temperature",), request="t", supported_when="never")
+
+    assert "temperature" not in CHECKS
 
 
 @pytest.mark.parametrize("name", COMPAT_CHECKS)
@@ -44,7 +52,3 @@ def test_each_check_sends_the_parameters_it_declares(simulator_factory, name):
     for parameter in CHECKS[name].parameters:
         assert all(_has_path(body, parameter) for body in sent), (parameter, sent)
 
-
-def test_the_needs_a_user_can_require_are_the_suites_checks():
-    # scoring may not import the probes, so it keeps its own words for each check; they must name the same checks.
-    assert values_of(NEEDS_CHOICES) == COMPAT_CHECKS

@@ -6,7 +6,8 @@ T = Together, F = Fireworks); "issue" means the expectation comes from issue #3 
 
 import pytest
 
-from probe_client import COMPAT_CHECKS, run_compat_suite, run_speed_suite
+from probe_client import run_compat_suite, run_speed_suite
+from scoring.vocabulary import COMPAT_CHECKS
 from tests.probe_client.conftest import config_for, run
 
 SUPPORTED_EVERYWHERE = {name: "supported" for name in COMPAT_CHECKS}

@@ -3,8 +3,9 @@ from decimal import Decimal
 
 import pytest
 
+from probe_client import CHECKS
 from probes import presenters
-from probe_client import CHECKS, COMPAT_CHECKS
+from scoring.vocabulary import COMPAT_CHECKS
 
 
 @pytest.mark.parametrize(

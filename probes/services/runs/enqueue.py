@@ -11,10 +11,11 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from core.exceptions import ApplicationError
 import probe_client
+from core.exceptions import ApplicationError
 from probes.models import ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_targets_due, probe_targets_not_configured
+from scoring.vocabulary import COMPAT_CHECKS
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def probe_runs_create(
                 run.max_output_tokens = max_tokens or workload.max_tokens
                 run.request_count = requests or max(settings.PROBE_SPEED_REQUESTS, concurrency)
             else:
-                run.request_count = len(probe_client.COMPAT_CHECKS)
+                run.request_count = len(COMPAT_CHECKS)
             run.save()
             runs.append(run)
     return runs
