@@ -23,10 +23,10 @@ import jsonschema
 from scoring.vocabulary import COMPAT_CHECKS
 
 from .config import EndpointConfig
-from .errors import redact
 from .http import Exchange, ProbeHTTP
 from .metrics import analyze_events, engine_headers, measure, token_count
 from .results import CompatCheckResult, CompatResult
+from .secrets import redact
 from .speed import _is_control_exception, _notify
 from .sse import decode_reads
 

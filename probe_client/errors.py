@@ -1,4 +1,4 @@
-"""Error classes of the probe client, provider error envelopes, Retry-After parsing, and secret redaction.
+"""Error classes of the probe client, provider error envelopes and Retry-After parsing.
 
 ``error_class`` vocabulary (stable strings; stored by the probes app and shown on pages):
 
@@ -73,7 +73,6 @@ ERROR_CLASSES = (
 )
 
 MAX_MESSAGE_CHARS = 2000
-REDACTED = "[REDACTED]"
 
 
 class ProbeError(Exception):
@@ -113,36 +112,6 @@ def classify_status(status: int) -> str:
     if 400 <= status < 500:
         return "http_4xx"
     return "http_5xx"
-
-
-MIN_SECRET_CHARS = 4
-MIN_ECHOED_PART_CHARS = 8
-
-
-def remove_secrets(text: str, secrets, *, marker: str = REDACTED) -> str:
-    """Replace each secret in ``text``, and every run of 8 or more characters of its start or of its end: providers
-    echo keys masked (``sk-proj-ab…wxyz12345``), and what they leave visible is still part of the key. Shorter
-    pieces stay: a few characters are not a secret, and they would hit unrelated text."""
-    for secret in secrets:
-        if not secret or len(secret) < MIN_SECRET_CHARS:
-            continue
-        text = text.replace(secret, marker)
-        for size in range(len(secret) - 1, MIN_ECHOED_PART_CHARS - 1, -1):
-            for part in (secret[:size], secret[-size:]):
-                if part in text:
-                    text = text.replace(part, marker)
-    return text
-
-
-def redact(text: str | None, secrets: tuple[str, ...] | list[str]) -> str:
-    """Remove every secret, every echoed start or end of one, and any bearer token from ``text``; cap its length."""
-    if not text:
-        return ""
-    text = remove_secrets(text, secrets)
-    text = re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED, text)
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[:MAX_MESSAGE_CHARS] + "…"
-    return text
 
 
 @dataclass(frozen=True)

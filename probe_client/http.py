@@ -34,13 +34,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from .config import EndpointConfig
-from .errors import (
-    ProbeError,
-    classify_status,
-    parse_error_envelope,
-    parse_retry_after,
-    redact,
-)
+from .errors import ProbeError, classify_status, parse_error_envelope, parse_retry_after
+from .secrets import redact
 from .transport import KernelStampedStream, StampingTransport
 
 for _name in ("httpx", "httpcore"):

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 from scoring.vocabulary import percentile
 
-from .errors import ProbeError, parse_error_envelope, redact
+from .errors import ProbeError, parse_error_envelope
 from .http import Exchange
 from .results import RequestResult
+from .secrets import redact
 from .sse import SSEEvent, decode_reads
 
 BUFFERED_SHARE = 0.8

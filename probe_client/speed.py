@@ -11,10 +11,10 @@ import threading
 from collections.abc import Awaitable, Callable
 
 from .config import EndpointConfig
-from .errors import redact
 from .http import Exchange, ProbeHTTP
 from .metrics import engine_headers, measure
 from .results import RequestResult, SpeedResult
+from .secrets import redact
 from .transport import CONNECTION_SLOT
 from .workloads import PROMPT_GENERATOR, build_messages, new_nonce, workload_for
 

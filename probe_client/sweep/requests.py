@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 
-from ..errors import ProbeError, parse_error_envelope, redact
+from ..errors import ProbeError, parse_error_envelope
+from ..secrets import redact
 from ..http import Exchange, ProbeHTTP
 from ..metrics import engine_headers, measure, token_count
 from ..speed import _Params, max_events_for, speed_body

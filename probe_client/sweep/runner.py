@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import EndpointConfig
-from ..errors import redact
+from ..secrets import redact
 from ..http import ProbeHTTP
 from ..speed import FATAL_ERRORS, _Params, gc_paused
 from ..transport import CONNECTION_SLOT

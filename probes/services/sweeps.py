@@ -22,7 +22,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import queue
 import threading
 import uuid
@@ -38,7 +37,7 @@ from django.utils import timezone
 from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
 from probe_client import EndpointConfig
-from probe_client.errors import remove_secrets
+from probe_client.secrets import MAX_TEXT, scrub, secret_value
 from probe_client.sweep import (
     CLIENT_VERSION,
     ResultFileError,
@@ -74,7 +73,6 @@ PERCENTILE_FIELDS = tuple(metric.key for metric in LEVEL_METRICS)
 NUMBER_FIELDS = (
     "duration_s", "output_tps", "total_tps", "request_rate", "goodput_rps", "slo_attainment", "cost_per_1m_output_usd"
 )
-MAX_TEXT = 4000
 POLL_SECONDS = 0.5
 
 
@@ -271,26 +269,6 @@ def _mine(run_id: int, attempt: int):
 # --- executing ---------------------------------------------------------------------------------------------
 
 
-def _secret_of(target: ProbeTarget | None) -> str:
-    value = os.environ.get(target.api_key_env, "") if target and target.api_key_env else ""
-    return value if len(value) >= 4 else ""
-
-
-def _clean(value: Any, secret: str) -> Any:
-    """Storable and secret-free: the key (and echoed parts of it), NUL and unencodable characters out of every
-    string; NaN and Infinity (which JSONB refuses) become null."""
-    if isinstance(value, str):
-        text = remove_secrets(value, (secret,), marker="[redacted]") if secret else value
-        return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")[:MAX_TEXT]
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {_clean(str(k), secret): _clean(v, secret) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(item, secret) for item in value]
-    return value
-
-
 def _level_fields(level: dict) -> dict:
     return {
         "mode": level.get("mode") or "concurrency",
@@ -313,7 +291,7 @@ def sweep_level_record(*, run_id: int, attempt: int, level: LevelResult, secret:
         run = _mine(run_id, attempt).select_for_update().first()
         if run is None:
             return False
-        fields = _clean(_level_fields(level.to_dict()), secret)
+        fields = scrub(_level_fields(level.to_dict()), secret)
         SweepLevel.objects.update_or_create(run=run, level=fields.pop("level"), defaults=fields)
         SweepRun.objects.filter(pk=run_id).update(levels_done=run.levels.count(), updated_at=timezone.now())
     return True
@@ -434,7 +412,7 @@ def sweep_run_execute(*, run_id: int, worker: str) -> str:
         return claim.outcome
     run.refresh_from_db()
     target = run.target
-    secret = _secret_of(target)
+    secret = secret_value(target.api_key_env)
     if target.api_key_env and not target.is_configured:
         _finish(run, claim.attempt, status=SweepRun.Status.FAILED, error_class="auth_missing",
                 error_message=f"The environment variable {target.api_key_env} is not set where this sweep ran.")
@@ -493,7 +471,7 @@ def sweep_run_execute(*, run_id: int, worker: str) -> str:
         server_info = {}
     card = sweep_card(run=run, facts=facts, server_info=server_info)
     fingerprint = model_fingerprint(facts) or str(server_info.get("model") or "")
-    if not _finish(run, claim.attempt, card=_clean(card, secret), engine_version=str(facts.get("engine_version") or "")[:120],
+    if not _finish(run, claim.attempt, card=scrub(card, secret), engine_version=str(facts.get("engine_version") or "")[:120],
                    model_fingerprint=fingerprint[:300], secret=secret, **outcome):
         logger.warning("Sweep run %s attempt %s lost its lease; its ending was discarded", run_id, claim.attempt)
         return "lost_lease"
@@ -525,7 +503,7 @@ def _finish(run: SweepRun, attempt: int, *, status: str, secret: str = "", **val
         if locked is None:
             return False
         for name, value in values.items():
-            setattr(locked, name, _clean(value, secret) if name != "card" else value)
+            setattr(locked, name, scrub(value, secret) if name != "card" else value)
         locked.status = status
         locked.lease_expires_at = None
         locked.levels_done = locked.levels.count()
@@ -640,7 +618,7 @@ def sweep_import_create(
         tool = target.tool
     price = _price(hourly_price_usd)
     stored_workload = parsed_workload.to_dict()
-    full_card = {**_clean(card, ""), "tool": source_tool, "tool_label": IMPORT_TOOLS[source_tool],
+    full_card = {**scrub(card, ""), "tool": source_tool, "tool_label": IMPORT_TOOLS[source_tool],
                  "workload": stored_workload, "flags": flags}
     if hardware is not None:
         full_card["hardware"] = {"slug": hardware.slug, "name": hardware.name, "count": hardware_count}
@@ -658,7 +636,7 @@ def sweep_import_create(
         workload=stored_workload,
         workload_name=parsed_workload.name[:80],
         workload_key=workload_key(stored_workload),
-        plan=_clean(plan or {}, ""),
+        plan=scrub(plan or {}, ""),
         card=full_card,
         engine_version=str(card.get("engine_version") or "")[:120],
         model_fingerprint=str(card.get("weights") or card.get("model_id") or "")[:300],
@@ -669,7 +647,7 @@ def sweep_import_create(
         finished_at=finished_at or now,
     )
     for level in checked:
-        fields = _level_fields(_clean(level, ""))
+        fields = _level_fields(scrub(level, ""))
         if fields["cost_per_1m_output_usd"] is None and price is not None:
             fields["cost_per_1m_output_usd"] = cost_per_million(float(price), fields["output_tps"])
         SweepLevel.objects.create(run=run, **fields)

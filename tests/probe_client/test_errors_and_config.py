@@ -6,7 +6,8 @@ import time
 import pytest
 
 from probe_client import EndpointConfig, ProbeError
-from probe_client.errors import classify_status, parse_error_envelope, parse_retry_after, redact
+from probe_client.errors import classify_status, parse_error_envelope, parse_retry_after
+from probe_client.secrets import redact
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,16 @@
-"""With a key in the environment, the key reaches the server and nothing else: no result, repr, message or log."""
+"""With a key in the environment, the key reaches the server and nothing else: no result, repr, message or log;
+and what a run stores is scrubbed of it (plain functions, tested without a database)."""
 
 import dataclasses
 import json
 import logging
+import math
 import os
 
 import pytest
 
 from probe_client import run_compat_suite, run_speed_suite
+from probe_client.secrets import MAX_TEXT, REDACTED, clean_text, scrub, scrub_text, secret_value
 from tests.probe_client.conftest import config_for, run
 
 KEY_ENV = "ATLAS_C_CANARY_API_KEY"
@@ -84,3 +87,60 @@ def test_httpx_loggers_are_quiet():
 
     assert logging.getLogger("httpx").getEffectiveLevel() >= logging.WARNING
     assert logging.getLogger("httpcore").getEffectiveLevel() >= logging.WARNING
+
+
+# --- what a run stores ---
+
+SECRET = "sk-live-abcdef0123456789"
+
+
+def test_the_key_is_replaced_in_keys_values_and_lists_at_any_depth():
+    value = {"message": f"bad key {SECRET}", "headers": [f"Bearer {SECRET}"], SECRET: {"deep": (SECRET,)}}
+
+    stored = scrub(value, SECRET)
+
+    assert SECRET not in json.dumps(stored)
+    assert stored["message"] == f"bad key {REDACTED}"
+    assert stored["headers"] == [f"Bearer {REDACTED}"]
+    assert stored[REDACTED] == {"deep": [REDACTED]}
+
+
+def test_an_echoed_start_or_end_of_the_key_is_replaced_too():
+    text = clean_text(f"key {SECRET[:10]}…{SECRET[-9:]} refused", SECRET)
+
+    assert SECRET[:10] not in text and SECRET[-9:] not in text
+    assert text.startswith("key ") and text.endswith(" refused")
+
+
+def test_text_loses_nul_bytes_and_lone_surrogates_and_is_cut_to_the_column():
+    assert clean_text("a\x00b", "") == "ab"
+    assert clean_text(json.loads('"\\ud800x"'), "") == "?x"
+    assert len(clean_text("x" * (MAX_TEXT + 50), "")) == MAX_TEXT
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_numbers_jsonb_refuses_become_null(value):
+    assert scrub({"figure": value, "kept": 1.5, "count": 3, "flag": True}, "") == {
+        "figure": None,
+        "kept": 1.5,
+        "count": 3,
+        "flag": True,
+    }
+
+
+def test_scrub_text_writes_structures_as_sorted_json_and_removes_a_non_ascii_key():
+    secret = "clé-0123456789abcdef"
+    assert scrub_text(None, secret) == ""
+    assert scrub_text({"b": 1, "a": [secret]}, secret) == f'{{"a": ["{REDACTED}"], "b": 1}}'
+    assert scrub_text(f"plain {secret}", secret) == f"plain {REDACTED}"
+
+
+def test_secret_value_reads_the_named_variable_only_when_long_enough(monkeypatch):
+    monkeypatch.setenv("ATLAS_SCRUB_TEST_API_KEY", SECRET)
+    monkeypatch.setenv("ATLAS_SCRUB_SHORT_API_KEY", "abc")
+    monkeypatch.delenv("ATLAS_SCRUB_ABSENT_API_KEY", raising=False)
+
+    assert secret_value("ATLAS_SCRUB_TEST_API_KEY") == SECRET
+    assert secret_value("ATLAS_SCRUB_SHORT_API_KEY") == ""
+    assert secret_value("ATLAS_SCRUB_ABSENT_API_KEY") == ""
+    assert secret_value(None) == "" and secret_value("") == ""

@@ -15,8 +15,8 @@ API keys never enter this package's data: targets name an environment variable, 
 at request time, and every text stored from a run is scrubbed of the key's value as a last defence.
 
 One module per step: ``enqueue`` (create queued runs, send them after commit, the beat's schedules),
-``claim`` (the conditional claim, giving up, the lease renewer), ``execute`` (measure and record one run),
-``recover`` (re-send lost runs) and ``scrubbing`` (pure: what may be stored of a provider's text).
+``claim`` (the conditional claim, giving up, the lease renewer), ``execute`` (measure and record one run,
+scrubbed by probe_client.secrets) and ``recover`` (re-send lost runs).
 """
 from probes.services.runs.claim import Claim, RunExecution, probe_run_claim, probe_run_give_up
 from probes.services.runs.enqueue import (

@@ -16,10 +16,10 @@ from django.db import transaction
 from django.utils import timezone
 
 import probe_client
+from probe_client.secrets import MAX_TEXT, scrub, scrub_text, secret_value
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
 from probes.services.runs.claim import LeaseKeeper, RunExecution, probe_run_claim
 from probes.services.runs.enqueue import SUITES, probe_runs_create
-from probes.services.runs.scrubbing import MAX_TEXT, scrub, scrub_text, secret_value
 from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
 from scoring.vocabulary import COMPAT_CHECKS, run_summary_keys
 

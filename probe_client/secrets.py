@@ -1,16 +1,49 @@
-"""What may be stored of a provider's words: no API key (nor an echoed part of one), no NUL byte, no unencodable
-character, no NaN, and no text longer than the column. Plain Python with no ORM, so it can be tested alone."""
+"""Keeping an API key inside the request that carries it.
+
+The client redacts every message it builds from what a server said (``redact``); whatever the probes and the
+lab store of a run passes ``scrub`` as a last defence: no key (nor an echoed part of one), no NUL byte, no
+unencodable character, no NaN, and no text longer than the column. Plain Python, tested without a database.
+"""
 from __future__ import annotations
 
 import json
 import math
 import os
+import re
 from typing import Any
 
-from probe_client.errors import MIN_SECRET_CHARS, remove_secrets
+from .errors import MAX_MESSAGE_CHARS
 
-REDACTED = "[redacted]"
+REDACTED = "[REDACTED]"
+MIN_SECRET_CHARS = 4
+MIN_ECHOED_PART_CHARS = 8
 MAX_TEXT = 4000
+
+
+def remove_secrets(text: str, secrets) -> str:
+    """Replace each secret in ``text``, and every run of 8 or more characters of its start or of its end: providers
+    echo keys masked (``sk-proj-ab…wxyz12345``), and what they leave visible is still part of the key. Shorter
+    pieces stay: a few characters are not a secret, and they would hit unrelated text."""
+    for secret in secrets:
+        if not secret or len(secret) < MIN_SECRET_CHARS:
+            continue
+        text = text.replace(secret, REDACTED)
+        for size in range(len(secret) - 1, MIN_ECHOED_PART_CHARS - 1, -1):
+            for part in (secret[:size], secret[-size:]):
+                if part in text:
+                    text = text.replace(part, REDACTED)
+    return text
+
+
+def redact(text: str | None, secrets: tuple[str, ...] | list[str]) -> str:
+    """Remove every secret, every echoed start or end of one, and any bearer token from ``text``; cap its length."""
+    if not text:
+        return ""
+    text = remove_secrets(text, secrets)
+    text = re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED, text)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + "…"
+    return text
 
 
 def secret_value(api_key_env: str | None) -> str:
@@ -21,7 +54,7 @@ def secret_value(api_key_env: str | None) -> str:
 
 def clean_text(text: str, secret: str) -> str:
     """A string without the key, NUL bytes or unencodable characters, cut to MAX_TEXT."""
-    text = remove_secrets(text, (secret,), marker=REDACTED) if secret else text
+    text = remove_secrets(text, (secret,))
     # PostgreSQL refuses NUL in text and JSONB, and a lone surrogate (json.loads makes one of "\\ud800") cannot be
     # encoded for it: either would fail the whole recording transaction.
     text = text.replace("\x00", "")
