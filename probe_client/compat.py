@@ -24,11 +24,11 @@ from scoring.vocabulary import COMPAT_CHECKS
 
 from .config import EndpointConfig
 from .http import Exchange, ProbeHTTP
-from .metrics import analyze_events, engine_headers, measure, token_count
 from .results import CompatCheckResult, CompatResult
 from .secrets import redact
 from .speed import _is_control_exception, _notify
 from .sse import decode_reads
+from .stream_analysis import analyze_events, engine_headers, measure, token_count
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from collections.abc import Awaitable, Callable
 
 from .config import EndpointConfig
 from .http import Exchange, ProbeHTTP
-from .metrics import engine_headers, measure
 from .results import RequestResult, SpeedResult
 from .secrets import redact
+from .stream_analysis import engine_headers, measure
 from .transport import CONNECTION_SLOT
 from .workloads import PROMPT_GENERATOR, build_messages, new_nonce, workload_for
 

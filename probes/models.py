@@ -44,6 +44,10 @@ class ProbeTargetQuerySet(models.QuerySet):
 class ProbeTarget(TimeStampedModel):
     """An OpenAI-compatible endpoint to measure. The API key is never stored: only the variable that holds it."""
 
+    READY = "ready"
+    NOT_CONFIGURED = "not_configured"
+    DISABLED = "disabled"
+
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=160)
     tool = models.ForeignKey(Tool, on_delete=models.PROTECT, related_name="probe_targets")
@@ -78,6 +82,14 @@ class ProbeTarget(TimeStampedModel):
     def is_configured(self) -> bool:
         """A target that needs a key is configured only where its variable is set; keyless targets always are."""
         return not self.needs_api_key or self.api_key_is_set
+
+    @property
+    def configuration(self) -> str:
+        """Whether the target is probed: an enabled target whose key variable is unset is "not configured". Only
+        the presence of the variable is checked; its value is never read into a page."""
+        if not self.enabled:
+            return self.DISABLED
+        return self.READY if self.is_configured else self.NOT_CONFIGURED
 
 
 class ProbeRunQuerySet(models.QuerySet):

@@ -1,6 +1,7 @@
 """Pages of measured figures. Thin: the read models in probes.selectors do the reading."""
 import os
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -9,9 +10,9 @@ from django.views.decorators.http import require_safe
 from catalog.models import LanguageModel
 from core.cache import cached_page
 from probe_client.config import api_key_env_error
-from probes import presenters
 from probes.models import ProbeTarget
 from probes.selectors import dashboards
+from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM, compat_check_descriptions
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
@@ -87,12 +88,12 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "freshness": freshness_report(),
         "schedule": probe_schedule(),
         "workloads": probe_workloads(),
-        "percentile_window_days": presenters.percentile_window_days(),
+        "percentile_window_days": settings.PROBE_SUMMARY_WINDOW_DAYS,
         "buffered_rule": buffered_stream_rule(),
         "outcome_legend": MEASURED_OUTCOMES,
-        "checks": presenters.compat_check_descriptions(),
-        "stale_single_hours": int(presenters.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
-        "stale_parallel_hours": int(presenters.STALE_AFTER_PARALLEL.total_seconds() // 3600),
+        "checks": compat_check_descriptions(),
+        "stale_single_hours": int(STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
+        "stale_parallel_hours": int(STALE_AFTER_PARALLEL.total_seconds() // 3600),
         "targets": list(ProbeTarget.objects.select_related("tool").order_by("tool__kind", "name")),
         "admin_targets_url": _admin_targets_url(),
     }

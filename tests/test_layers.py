@@ -123,7 +123,7 @@ def test_the_probe_client_imports_without_django_configured():
     [
         ("probe_client/speed.py", "from probes.models import ProbeRun\n", "probes.models"),
         ("probe_client/sweep/runner.py", "def run():\n    from django.conf import settings\n", "django.conf"),
-        ("probe_client/http.py", "from probes.presenters import excerpt\n", "probes.presenters"),
+        ("probe_client/http.py", "from probes.selectors.cells import excerpt\n", "probes.selectors.cells"),
         ("scoring/vocabulary.py", "from probe_client import COMPAT_CHECKS\n", "probe_client"),
     ],
 )

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 
 from ..errors import ProbeError, parse_error_envelope
-from ..secrets import redact
 from ..http import Exchange, ProbeHTTP
-from ..metrics import engine_headers, measure, token_count
+from ..secrets import redact
 from ..speed import _Params, max_events_for, speed_body
+from ..stream_analysis import engine_headers, measure, token_count
 from ..workloads import INSTRUCTION, INSTRUCTION_TOKENS, filler_words
 from .stats import Sample
 from .workload import RequestShape

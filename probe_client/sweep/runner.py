@@ -36,13 +36,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import EndpointConfig
-from ..secrets import redact
 from ..http import ProbeHTTP
+from ..secrets import redact
 from ..speed import FATAL_ERRORS, _Params, gc_paused
 from ..transport import CONNECTION_SLOT
 from ..workloads import new_nonce
-from .stats import SLO, Knee, LevelResult, Sample, find_knee, summarise_level
 from .requests import sample_from, send
+from .stats import SLO, Knee, LevelResult, Sample, find_knee, summarise_level
 from .workload import RequestShape, Workload
 
 logger = logging.getLogger(__name__)

@@ -12,29 +12,26 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
-from probes.presenters import (
-    NOT_CONFIGURED,
+from probes.selectors.cells import (
     CheckDescription,
     CompatCell,
     MetricFigures,
     WorkloadOption,
     age_since,
     compat_check_description,
-    compat_check_names,
     excerpt,
     finite_number,
-    percentile_window_days,
     stale_after,
-    target_configuration,
 )
 from probes.selectors.prices import PriceQuote, match_price
-from scoring.vocabulary import HEADLINE_METRICS, PAGE_METRICS, workload_input_tokens
+from scoring.vocabulary import COMPAT_CHECKS, HEADLINE_METRICS, PAGE_METRICS, workload_input_tokens
 
 PROVIDERS = "providers"
 ENGINES = "engines"
@@ -103,7 +100,7 @@ def _compat_matrix(targets: list[ProbeTarget], statuses: Iterable[CompatStatus])
     by_target: dict[int, dict[str, CompatStatus]] = defaultdict(dict)
     for status in statuses:
         by_target[status.target_id][status.check_name] = status
-    checks = compat_check_names()
+    checks = list(COMPAT_CHECKS)
     extra = sorted({name for cells in by_target.values() for name in cells} - set(checks))
     checks += extra
     rows = []
@@ -140,7 +137,7 @@ class Dashboard:
 
     @property
     def not_configured_targets(self) -> list[ProbeTarget]:
-        return [target for target in self.targets if target_configuration(target) == NOT_CONFIGURED]
+        return [target for target in self.targets if target.configuration == ProbeTarget.NOT_CONFIGURED]
 
     @property
     def has_measurements(self) -> bool:
@@ -324,7 +321,7 @@ def dashboard_for(
         rows.append(
             DashboardRow(
                 target=target,
-                configuration=target_configuration(target),
+                configuration=target.configuration,
                 summary=summary,
                 figures=all_figures[: len(HEADLINE_METRICS)],
                 all_figures=all_figures,
@@ -369,5 +366,5 @@ def dashboard_for(
         compat=compat,
         chart_data=_chart_data(rows, history, selected, now) if selected else {},
         now=now,
-        percentile_window_days=percentile_window_days(),
+        percentile_window_days=settings.PROBE_SUMMARY_WINDOW_DAYS,
     )

@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigure, Tool, ToolApiSurface
 from catalog.selectors import REFERENCE_MODEL_SLUG
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import MetricFigures, WorkloadOption
+from probes.selectors.cells import MetricFigures, WorkloadOption
 from scoring.vocabulary import (
     DOCUMENTED_GAPS,
     METRIC_BY_KEY,

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from catalog.models import PriceItem
 from probes.models import ProbeTarget
-from probes.presenters import usd_text
+from scoring.money import format_usd
 from scoring.vocabulary import blended_price, model_slug
 
 
@@ -29,11 +29,11 @@ class PriceQuote:
 
     @property
     def input_text(self) -> str:
-        return usd_text(self.input_usd)
+        return format_usd(self.input_usd, symbol=False)
 
     @property
     def output_text(self) -> str:
-        return usd_text(self.output_usd)
+        return format_usd(self.output_usd, symbol=False)
 
 
 def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote | None:

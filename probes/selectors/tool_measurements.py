@@ -12,13 +12,7 @@ from django.utils import timezone
 
 from catalog.models import Tool
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import (
-    MetricFigures,
-    WorkloadOption,
-    age_since,
-    stale_after,
-    target_configuration,
-)
+from probes.selectors.cells import MetricFigures, WorkloadOption, age_since, stale_after
 from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, MEASURED_PROBLEMS, Metric
 
 
@@ -97,6 +91,6 @@ def tool_measurements(*, tool: Tool, now: dt.datetime | None = None) -> ToolMeas
             if count:
                 counts.append((outcome.value, f"{outcome.symbol} {outcome.label}", count))
         problems = [status for status in target_statuses if status.outcome in MEASURED_PROBLEMS]
-        entries.append(ToolTargetMeasurements(target, target_configuration(target), workloads, counts, problems))
+        entries.append(ToolTargetMeasurements(target, target.configuration, workloads, counts, problems))
     url_name = "probes:providers" if tool.kind == Tool.Kind.PROVIDER else "probes:engines"
     return ToolMeasurements(tool=tool, targets=entries, dashboard_url_name=url_name, now=now)

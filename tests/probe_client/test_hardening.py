@@ -8,8 +8,8 @@ import pytest
 from probe_client import EndpointConfig, RequestResult
 from probe_client.config import api_key_env_error
 from probe_client.secrets import redact
-from probe_client.metrics import MAX_TIMING_ENTRIES, estimate_tokens, measure
-from tests.probe_client.test_metrics_unit import chunk, exchange_of, sse
+from probe_client.stream_analysis import MAX_TIMING_ENTRIES, estimate_tokens, measure
+from tests.probe_client.test_stream_analysis import chunk, exchange_of, sse
 
 
 def _stream_with(finish_extra: dict, usage: dict | None = None):

@@ -155,7 +155,7 @@ def test_no_module_but_the_vocabulary_lists_its_words():
 
 
 def test_the_scan_catches_planted_lists(tmp_path):
-    planted = tmp_path / "probes" / "presenters.py"
+    planted = tmp_path / "probes" / "views.py"
     planted.parent.mkdir()
     planted.write_text(
         'ORDER = ("ttft_ms", "e2e_ms")\n'

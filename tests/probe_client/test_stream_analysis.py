@@ -1,11 +1,11 @@
-"""Metric rules on hand-built streams (pure data through the real decoder and metric code)."""
+"""Stream analysis on hand-built streams (pure data through the real decoder and the metric rules)."""
 
 import json
 
 import pytest
 
 from probe_client.http import Exchange
-from probe_client.metrics import TokenEvent, is_buffered, measure, tokens_per_chunk
+from probe_client.stream_analysis import TokenEvent, is_buffered, measure, tokens_per_chunk
 
 MS = 1_000_000
 

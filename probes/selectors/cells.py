@@ -1,10 +1,7 @@
-"""Display words, symbols and number formatting shared by the probe pages.
-
-Everything here turns stored values into what a table cell shows: the words for a target's configuration,
-the symbol and meaning of each compat outcome, figures rounded half-up in their metric's unit, prices to the
-cent, excerpts of provider messages, and how old a figure may be before a page calls it stale. No queries.
-Metric labels and units come from the metric registry (probes.metrics); the compat checks and their plain-
-language descriptions from the suite's registry (probe_client.compat).
+"""The cells of the probe pages' read models: a stored summary's figures rounded half-up in their metric's unit,
+a workload option, a compat cell with an excerpt of the provider's message, what each check sends, and how old a
+figure may be before a page calls it stale. No queries. Metric labels and units and the outcomes' symbols come
+from the vocabulary (scoring.vocabulary); what each check sends from the suite's registry (probe_client.compat).
 """
 from __future__ import annotations
 
@@ -14,17 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from django.conf import settings
-
 from probe_client import CHECKS
-from probes.models import CompatStatus, ProbeTarget
-from scoring.money import format_usd
+from probes.models import CompatStatus
 from scoring.vocabulary import COMPAT_CHECKS, MEASURED_OUTCOME_BY_VALUE, PERCENTILES, Metric, workload_input_tokens
-
-READY = "ready"
-NOT_CONFIGURED = "not_configured"
-DISABLED = "disabled"
-
 
 # Speed workloads run about every 3 hours and the parallel test daily: a figure older than a day (two days for a
 # daily scenario) means at least several scheduled runs were missed.
@@ -92,21 +81,6 @@ class MetricFigures:
         return [self._value(getattr(self, name)) for name in PERCENTILES]
 
 
-def target_configuration(target: ProbeTarget) -> str:
-    """Whether the target is probed: an enabled target whose key variable is unset is 'not configured'.
-
-    Only the presence of the variable is checked; its value is never read into the page.
-    """
-    if not target.enabled:
-        return DISABLED
-    return READY if target.is_configured else NOT_CONFIGURED
-
-
-def percentile_window_days() -> int | None:
-    """How many days of requests the summaries' p50/p95/p99 cover, as the summary service is configured."""
-    return getattr(settings, "PROBE_SUMMARY_WINDOW_DAYS", None)
-
-
 def stale_after(concurrency: int) -> dt.timedelta:
     return STALE_AFTER_SINGLE_STREAM if concurrency <= 1 else STALE_AFTER_PARALLEL
 
@@ -134,11 +108,6 @@ class WorkloadOption:
     @property
     def sort_key(self) -> tuple:
         return (self.concurrency, self.input_tokens or 0, self.workload)
-
-
-def usd_text(amount: Decimal) -> str:
-    """A price without its dollar sign, for cells that print it apart: 0.1500 -> '0.15', 0.0750 -> '0.075'."""
-    return format_usd(amount, symbol=False)
 
 
 @dataclass(frozen=True)
@@ -208,11 +177,6 @@ class CompatCell:
         return f"{self.status.checked_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if self.status else ""
 
 
-def compat_check_names() -> list[str]:
-    """The suite's check names in the order the probe client runs them."""
-    return list(COMPAT_CHECKS)
-
-
 def compat_check_description(name: str) -> CheckDescription:
     """What the check sends and what counts as supported; blank for a name the suite no longer runs."""
     check = CHECKS.get(name)
@@ -223,4 +187,4 @@ def compat_check_description(name: str) -> CheckDescription:
 
 def compat_check_descriptions() -> list[CheckDescription]:
     """Every check the client runs with what it sends and what counts as supported."""
-    return [compat_check_description(name) for name in compat_check_names()]
+    return [compat_check_description(name) for name in COMPAT_CHECKS]
