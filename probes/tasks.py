@@ -25,7 +25,7 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
     ignore_result=True,
 )
 def probe_run_task(self, run_id: int) -> str:
-    from probes.services.runs.claim import RunExecution
+    from core.leases import RunExecution
     from probes.services.runs.execute import probe_run_execute
 
     try:

@@ -16,9 +16,10 @@ from django.db import transaction
 from django.utils import timezone
 
 import probe_client
+from core import cache as page_cache
+from core.leases import Claim, LeaseKeeper, RunExecution, lease_claim, lease_holder
 from probe_client.secrets import MAX_TEXT, scrub, scrub_text, secret_value
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
-from probes.services.runs.claim import LeaseKeeper, RunExecution, probe_run_claim
 from probes.services.runs.enqueue import SUITES, probe_runs_create
 from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
 from scoring.vocabulary import COMPAT_CHECKS, run_summary_keys
@@ -220,15 +221,21 @@ def _execute_suite(run: ProbeRun, *, on_progress: Callable | None) -> SuiteOutco
     return outcome
 
 
+def probe_run_claim(*, run_id: int, worker: str) -> Claim:
+    """Take a run for this worker (core.leases); nothing a previous attempt left may survive into this one."""
+    with transaction.atomic():
+        claim = lease_claim(ProbeRun, pk=run_id, worker=worker, finished_at=None, region=settings.PROBE_REGION)
+        if claim.outcome is None:
+            RequestMeasurement.objects.filter(run_id=run_id).delete()
+            CompatOutcome.objects.filter(run_id=run_id).delete()
+    return claim
+
+
 def probe_run_record(*, run_id: int, attempt: int, outcome: SuiteOutcome, snapshot: dict[str, Any]) -> bool:
     """Store a finished attempt, only if this attempt still owns the run; False means another took over."""
     now = timezone.now()
     with transaction.atomic():
-        owned = (
-            ProbeRun.objects.select_for_update()
-            .filter(pk=run_id, status=ProbeRun.Status.RUNNING, attempts=attempt)
-            .first()
-        )
+        owned = lease_holder(ProbeRun, pk=run_id, attempt=attempt).select_for_update().first()
         if owned is None:
             return False
         RequestMeasurement.objects.filter(run_id=run_id).delete()
@@ -255,7 +262,7 @@ def probe_run_record(*, run_id: int, attempt: int, outcome: SuiteOutcome, snapsh
 
 def _mark_not_configured(run: ProbeRun, *, worker: str) -> bool:
     now = timezone.now()
-    return bool(
+    marked = bool(
         ProbeRun.objects.filter(pk=run.pk, status=ProbeRun.Status.QUEUED).update(
             status=ProbeRun.Status.NOT_CONFIGURED,
             started_at=now,
@@ -272,6 +279,9 @@ def _mark_not_configured(run: ProbeRun, *, worker: str) -> bool:
             updated_at=now,
         )
     )
+    if marked:
+        page_cache.generation_bump_on_commit()
+    return marked
 
 
 def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None = None) -> RunExecution:
@@ -296,7 +306,7 @@ def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None 
             error_message=f"The environment variable {run.target.api_key_env} is not set where this run executed.",
         )
     else:
-        with LeaseKeeper(run_id=run_id, attempt=claim.attempt):
+        with LeaseKeeper(ProbeRun, pk=run_id, attempt=claim.attempt):
             outcome = _execute_suite(run, on_progress=on_progress)
     if not probe_run_record(run_id=run_id, attempt=claim.attempt, outcome=outcome, snapshot=snapshot):
         logger.warning("Probe run %s attempt %s lost its lease; its results were discarded", run_id, claim.attempt)
