@@ -26,13 +26,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Model, Q, QuerySet
 from django.utils import timezone
 
 from core import cache as page_cache
 
 logger = logging.getLogger(__name__)
+
+# Infrastructure hiccups worth another try of a run's task; a provider failure is a stored result, never a retry.
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
 class RunExecution(enum.StrEnum):
@@ -156,7 +159,7 @@ class LeaseKeeper:
                     renewed = lease_renew(self.model, pk=self.pk, attempt=self.attempt)
                 except DatabaseError:
                     # A busy database (SQLite's single writer, a failover) must not end the renewals.
-                    logger.warning("Could not renew the lease of %s %s; retrying", self.model._meta.verbose_name, self.pk)
+                    logger.warning("Could not renew the lease of %s %s; retrying", self.model.__name__, self.pk)
                     connection.close()
                     continue
                 if not renewed:

@@ -7,12 +7,10 @@ import random
 from celery import shared_task
 from celery.exceptions import MaxRetriesExceededError
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+
+from core.leases import TRANSIENT_ERRORS, RunExecution
 
 logger = logging.getLogger(__name__)
-
-# Infrastructure hiccups worth another try; a provider failure is a stored result, never a retry.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
 @shared_task(
@@ -25,7 +23,6 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
     ignore_result=True,
 )
 def probe_run_task(self, run_id: int) -> str:
-    from core.leases import RunExecution
     from probes.services.runs.execute import probe_run_execute
 
     try:
@@ -64,31 +61,3 @@ def probe_runs_recover_task() -> dict:
     from probes.services.runs.recover import probe_runs_recover
 
     return probe_runs_recover()
-
-
-@shared_task(
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    # A sweep stops itself at its plan's max_duration_s (at most SweepLimits.max_duration_s); this is the backstop.
-    soft_time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT,
-    time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT + 60,
-    max_retries=5,
-    ignore_result=True,
-)
-def sweep_run_task(self, run_id: int) -> str:
-    from probes.services.sweeps import sweep_run_execute
-
-    try:
-        result = sweep_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
-    except TRANSIENT_ERRORS as exc:
-        raise self.retry(exc=exc, countdown=min(300, 5 * 2**self.request.retries)) from exc
-    if result == "busy":
-        try:
-            raise self.retry(
-                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
-                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
-            )
-        except MaxRetriesExceededError:
-            logger.warning("Sweep run %s still busy after retries", run_id)
-    return result

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "core",
     "catalog",
     "probes",
+    "lab",
     "recommend",
 ]
 
@@ -289,5 +290,5 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "probes.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
+    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "lab.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
 }

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 DISTRIBUTION_KINDS = ("fixed", "uniform", "normal", "sample")
 MAX_TOKENS_PER_LENGTH = 1_000_000

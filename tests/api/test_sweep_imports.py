@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from probes.models import SweepLevel, SweepRun
+from lab.models import SweepLevel, SweepRun
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db

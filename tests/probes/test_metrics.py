@@ -13,10 +13,11 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from catalog.models import ReportedFigure
+from lab.models import SweepLevel
 from probe_client import RequestResult, SpeedResult
 from probe_client.sweep.stats import LevelResult
 from probes import apis
-from probes.models import MeasurementSummary, ProbeRun, RequestMeasurement, SweepLevel
+from probes.models import MeasurementSummary, ProbeRun, RequestMeasurement
 from probes.services.summaries import run_summary_compute
 from scoring import vocabulary
 from scoring.vocabulary import (

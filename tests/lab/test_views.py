@@ -8,10 +8,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from probes.services.sweeps import sweep_import_create, sweep_import_file
+from lab.services.imports import sweep_import_create, sweep_import_file
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, SweepLevelFactory, SweepRunFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
+
+PEER_RESULTS = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "peer_results"
 
 
 def sweep(levels=(1.0, 2.0, 4.0), **kwargs):
@@ -65,7 +67,7 @@ def test_imported_run_is_labelled_and_a_version_change_is_announced(client):
 
 
 def test_an_imported_guidellm_file_shows_the_tools_version_and_what_the_file_leaves_unsaid(client):
-    report = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "peer_results" / "guidellm-0.8.1-benchmarks.json"
+    report = PEER_RESULTS / "guidellm-0.8.1-benchmarks.json"
     run = sweep_import_file(data=report.read_bytes(), hardware=HardwareSpecFactory(name="L4"), hourly_price_usd="0.7")
     html = client.get(f"/engines/lab/{run.pk}/").content.decode()
     assert "GuideLLM 0.8.1 (imported result file)" in html

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
-from probes.models import SweepLevel, SweepRun
+from lab.models import SweepLevel, SweepRun
 
 CHART_SERIES_LIMIT = 8
 HISTORY_LIMIT = 20

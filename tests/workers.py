@@ -1,4 +1,4 @@
-"""Real Celery worker processes for the probes tests: started against the test database and this run's Redis
+"""Real Celery worker processes for the probes and lab tests: started against the test database and this run's Redis
 database, their output captured to a file, and always killed (with their pool children) at the end."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CELERY = ROOT / ".venv" / "bin" / "celery"
 
 

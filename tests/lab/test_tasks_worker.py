@@ -2,11 +2,11 @@
 with the finished levels kept, and a resumed sweep measures only what is missing."""
 import pytest
 
-from probes.models import SweepRun
-from probes.services.sweeps import sweep_run_enqueue, sweep_run_request_stop, sweep_run_resume
+from lab.models import SweepRun
+from lab.services.run import sweep_run_enqueue, sweep_run_request_stop, sweep_run_resume
 from tests.factories import ProbeTargetFactory
-from tests.probes.workers import Worker, wait_for, worker_env
 from tests.simulator import start_simulator
+from tests.workers import Worker, wait_for, worker_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery_worker, pytest.mark.slow]
 

@@ -1,12 +1,12 @@
 """Pages of the benchmark lab: the list of runs, one run, and two runs side by side. Thin: reads are in
-probes.selectors.sweeps; the templates show every figure as a table, and charts draw from the same rows."""
+lab.selectors; the templates show every figure as a table, and charts draw from the same rows."""
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from probes.models import SweepRun
-from probes.selectors import sweeps as selectors
-from probes.services.sweeps import TOOL_LABELS
+from core.cache import cached_page
+from lab import selectors
+from lab.models import SOURCE_TOOL_LABELS, SweepRun
 
 LIST_LIMIT = 100
 
@@ -23,32 +23,35 @@ def _run_context(run: SweepRun) -> dict:
     return {
         "run": run,
         "levels": levels,
-        "tool_label": TOOL_LABELS.get(run.source_tool, run.source_tool),
+        "tool_label": SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool),
         "knee": (run.results or {}).get("knee") if run.kind == SweepRun.Kind.SWEEP else None,
         "card": run.card or {},
     }
 
 
 @require_safe
+@cached_page()
 def sweep_list(request: HttpRequest) -> HttpResponse:
     runs = list(selectors.sweep_run_list().order_by("-queued_at", "-id")[:LIST_LIMIT])
-    return render(request, "probes/sweeps/list.html", {"runs": runs, "limit": LIST_LIMIT, "tool_labels": TOOL_LABELS})
+    return render(request, "lab/list.html", {"runs": runs, "limit": LIST_LIMIT, "tool_labels": SOURCE_TOOL_LABELS})
 
 
 @require_safe
+@cached_page()
 def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_or_404(pk)
     context = _run_context(run)
     context["chart"] = selectors.sweep_chart(run=run) if run.kind == SweepRun.Kind.SWEEP else None
     context["history"] = selectors.sweep_history(run=run)
-    return render(request, "probes/sweeps/detail.html", context)
+    return render(request, "lab/detail.html", context)
 
 
 @require_safe
+@cached_page()
 def sweep_compare(request: HttpRequest) -> HttpResponse:
     first, second = request.GET.get("a"), request.GET.get("b")
     if not first or not second:
-        return render(request, "probes/sweeps/compare.html", {"missing": True}, status=200)
+        return render(request, "lab/compare.html", {"missing": True}, status=200)
     left, right = _run_or_404(first), _run_or_404(second)
     same_setup = (
         left.kind == right.kind == SweepRun.Kind.SWEEP
@@ -65,4 +68,4 @@ def sweep_compare(request: HttpRequest) -> HttpResponse:
         else:
             chart = None
     context = {"sides": [_run_context(left), _run_context(right)], "chart": chart, "same_setup": same_setup}
-    return render(request, "probes/sweeps/compare.html", context)
+    return render(request, "lab/compare.html", context)

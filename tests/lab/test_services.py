@@ -6,14 +6,9 @@ import time
 import pytest
 
 from core.exceptions import ApplicationError
-from probes.models import SweepLevel, SweepRun
-from probes.services.sweeps import (
-    sweep_import_create,
-    sweep_run_create,
-    sweep_run_execute,
-    sweep_run_request_stop,
-    sweep_run_resume,
-)
+from lab.models import SweepLevel, SweepRun
+from lab.services.imports import sweep_import_create
+from lab.services.run import sweep_run_create, sweep_run_execute, sweep_run_request_stop, sweep_run_resume
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
 from tests.simulator import start_simulator
 

@@ -20,11 +20,13 @@ from core.apis import Api, ListApi, list_envelope, list_response, query_params
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
+from lab import selectors
+from lab.models import SOURCE_TOOL_LABELS, SweepRun
+from lab.services.imports import sweep_import_file
+from lab.services.run import sweep_run_request, sweep_run_request_stop, sweep_run_resume
 from probe_client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
 from probe_client.sweep.imports import MAX_RESULT_BYTES
-from probes.models import ProbeTarget, SweepRun
-from probes.selectors import sweeps as selectors
-from probes.services import sweeps as services
+from probes.models import ProbeTarget
 from scoring.vocabulary import LEVEL_METRICS, PERCENTILES
 
 TAG_LAB = "benchmark lab"
@@ -179,7 +181,7 @@ class SweepRunListApi(ListApi):
         )
         kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, required=False)
         status = serializers.ChoiceField(choices=SweepRun.Status.choices, required=False)
-        source_tool = serializers.ChoiceField(choices=sorted(services.TOOL_LABELS), required=False)
+        source_tool = serializers.ChoiceField(choices=sorted(SOURCE_TOOL_LABELS), required=False)
         workload_key = serializers.CharField(required=False, max_length=64)
 
     @extend_schema(
@@ -221,7 +223,7 @@ class SweepRunListApi(ListApi):
         serializer = SweepStartInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        run = services.sweep_run_request(
+        run = sweep_run_request(
             actor=request.user,
             target=data.pop("target"),
             kind=data["kind"],
@@ -280,7 +282,7 @@ class _RunAction(Api):
 
 
 class SweepRunStopApi(_RunAction):
-    action = staticmethod(services.sweep_run_request_stop)
+    action = staticmethod(sweep_run_request_stop)
     refusal = "Only a queued or running sweep can be stopped; this one is {status}."
 
     @extend_schema(operation_id="sweep_runs_stop", tags=[TAG_WRITES], summary="Stop a sweep (staff)",
@@ -291,7 +293,7 @@ class SweepRunStopApi(_RunAction):
 
 
 class SweepRunResumeApi(_RunAction):
-    action = staticmethod(services.sweep_run_resume)
+    action = staticmethod(sweep_run_resume)
     refusal = "Only a stopped sweep can be resumed; this one is {status}."
 
     @extend_schema(operation_id="sweep_runs_resume", tags=[TAG_WRITES], summary="Resume a stopped sweep (staff)",
@@ -342,7 +344,7 @@ class SweepImportApi(Api):
         serializer = SweepImportInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        run = services.sweep_import_file(
+        run = sweep_import_file(
             data=data["file"].read(),
             source_tool=data.get("source_tool"),
             target=data.get("target"),
