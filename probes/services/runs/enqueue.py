@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
@@ -122,12 +123,11 @@ def probe_runs_create(
 
 
 def probe_runs_send(runs: Sequence[ProbeRun]) -> None:
-    from probes.tasks import probe_run_task
-
     for run in runs:
         try:
-            probe_run_task.apply_async(
-                (run.pk,),
+            current_app.send_task(
+                "probes.tasks.probe_run_task",
+                args=[run.pk],
                 queue=run.queue or "celery",
                 task_id=run.task_id or None,
                 expires=settings.PROBE_RUN_TASK_EXPIRES,
@@ -143,28 +143,10 @@ def probe_runs_send(runs: Sequence[ProbeRun]) -> None:
 
 
 @transaction.atomic
-def probe_runs_enqueue(
-    *,
-    target: ProbeTarget,
-    suites: Sequence[str] = SUITES,
-    workloads: Sequence[str] | None = None,
-    concurrency: int | None = None,
-    requests: int | None = None,
-    region: str | None = None,
-    skip_pending: bool = False,
-    max_tokens: int | None = None,
-) -> list[ProbeRun]:
-    """Create queued runs and send their ids (never keys) to Celery once the transaction commits."""
-    runs = probe_runs_create(
-        target=target,
-        suites=suites,
-        workloads=workloads,
-        concurrency=concurrency,
-        requests=requests,
-        region=region,
-        skip_pending=skip_pending,
-        max_tokens=max_tokens,
-    )
+def probe_runs_enqueue(**plan: Any) -> list[ProbeRun]:
+    """Create queued runs (probe_runs_create's arguments) and send their ids, never keys, to Celery once the
+    transaction commits."""
+    runs = probe_runs_create(**plan)
     if runs:
         transaction.on_commit(lambda: probe_runs_send(runs))
     return runs

@@ -7,7 +7,7 @@ import os
 import platform
 import socket
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from core import cache as page_cache
 from core.leases import Claim, LeaseKeeper, RunExecution, lease_claim, lease_holder
 from probe_client.secrets import MAX_TEXT, scrub, scrub_text, secret_value
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
-from probes.services.runs.enqueue import SUITES, probe_runs_create
+from probes.services.runs.enqueue import probe_runs_create
 from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
 from scoring.vocabulary import COMPAT_CHECKS, run_summary_keys
 
@@ -319,28 +319,14 @@ def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None 
 
 
 def probe_target_run_now(
-    *,
-    target: ProbeTarget,
-    suites: Sequence[str] = SUITES,
-    workloads: Sequence[str] | None = None,
-    concurrency: int | None = None,
-    requests: int | None = None,
-    max_tokens: int | None = None,
-    worker: str | None = None,
-    on_progress: Callable | None = None,
+    *, worker: str | None = None, on_progress: Callable | None = None, **plan: Any
 ) -> list[ProbeRun]:
-    """Measure a stored target in this process (no Celery) and store the runs like a worker would."""
-    runs = probe_runs_create(
-        target=target,
-        suites=suites,
-        workloads=workloads,
-        concurrency=concurrency,
-        requests=requests,
-        max_tokens=max_tokens,
-    )
+    """Measure a stored target in this process (no Celery) and store the runs like a worker would; ``plan`` is
+    probe_runs_create's arguments."""
+    runs = probe_runs_create(**plan)
     worker = worker or f"{socket.gethostname()}:{os.getpid()}:direct"
     for run in runs:
         result = probe_run_execute(run_id=run.pk, worker=worker, on_progress=on_progress)
         if result is RunExecution.BUSY:
-            logger.warning("Probe run %s waits: another run of %s is in progress", run.pk, target.slug)
+            logger.warning("Probe run %s waits: another run of %s is in progress", run.pk, run.target.slug)
     return [ProbeRun.objects.select_related("target").get(pk=run.pk) for run in runs]
