@@ -37,6 +37,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
+from core.decimals import decimal_text
 from scoring.vocabulary import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
 
 COMPARE_MIN_TOOLS = 2
@@ -404,13 +405,6 @@ class Comparison:
     rows: list[ComparisonRow] = field(default_factory=list)
 
 
-def _decimal(value: Decimal | None) -> str | None:
-    # Strings keep money exact in JSON, as DRF does for decimals by default.
-    if value is None:
-        return None
-    return format(value.normalize(), "f")
-
-
 def headline_price_value(tool: Tool) -> dict[str, Any] | None:
     """The headline price of a tool from tool_list/tool_get annotations, as plain data.
 
@@ -425,9 +419,9 @@ def headline_price_value(tool: Tool) -> dict[str, Any] | None:
             "model": tool.headline_model_slug,
             "model_name": tool.headline_model_name,
             "is_reference_model": tool.headline_model_slug == REFERENCE_MODEL_SLUG,
-            "input_usd_per_mtok": _decimal(tool.headline_input_usd_per_mtok),
-            "output_usd_per_mtok": _decimal(tool.headline_output_usd_per_mtok),
-            "blended_usd_per_mtok": _decimal(blended.quantize(BLENDED_QUANTUM) if blended is not None else None),
+            "input_usd_per_mtok": decimal_text(tool.headline_input_usd_per_mtok),
+            "output_usd_per_mtok": decimal_text(tool.headline_output_usd_per_mtok),
+            "blended_usd_per_mtok": decimal_text(blended, quantum=BLENDED_QUANTUM),
         }
     if tool.headline_is_free:
         return {"free": True, "item": None, "model": None, "model_name": None, "is_reference_model": False,
@@ -440,10 +434,10 @@ def _price_item_value(price: PriceItem) -> dict[str, Any]:
         "item": price.item,
         "unit": price.unit,
         "tier": price.tier,
-        "input_usd_per_mtok": _decimal(price.input_usd_per_mtok),
-        "output_usd_per_mtok": _decimal(price.output_usd_per_mtok),
-        "amount_usd": _decimal(price.amount_usd),
-        "discount_percent": _decimal(price.discount_percent),
+        "input_usd_per_mtok": decimal_text(price.input_usd_per_mtok),
+        "output_usd_per_mtok": decimal_text(price.output_usd_per_mtok),
+        "amount_usd": decimal_text(price.amount_usd),
+        "discount_percent": decimal_text(price.discount_percent),
         "is_lower_bound": price.is_lower_bound,
         "notes": price.notes,
     }
