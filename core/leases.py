@@ -21,10 +21,14 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import logging
+import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from celery import Task
+from celery.exceptions import MaxRetriesExceededError
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Model, Q, QuerySet
@@ -166,3 +170,22 @@ class LeaseKeeper:
                     return  # another attempt owns the run now; recording will notice and discard ours
         finally:
             connection.close()
+
+
+def run_task_execute(task: Task, *, run_id: int, execute: Callable[..., RunExecution]) -> str:
+    """What a run's Celery task does: execute the run, try again later after an infrastructure hiccup (backing
+    off) or when the run is busy, and say what executing it came to."""
+    try:
+        result = execute(run_id=run_id, worker=task.request.hostname or "worker")
+    except TRANSIENT_ERRORS as exc:
+        raise task.retry(exc=exc, countdown=min(300, 5 * 2**task.request.retries) + random.uniform(0, 3)) from exc
+    if result is RunExecution.BUSY:
+        # Another run of the target (or a live worker holding this one) is measuring: come back later.
+        try:
+            raise task.retry(
+                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
+                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
+            )
+        except MaxRetriesExceededError:
+            logger.warning("%s: run %s still busy after retries; it stays queued", task.name, run_id)
+    return result.value

@@ -1,16 +1,10 @@
 """Celery tasks of the lab: thin interfaces that take ids and delegate to lab.services."""
 from __future__ import annotations
 
-import logging
-import random
-
 from celery import shared_task
-from celery.exceptions import MaxRetriesExceededError
 from django.conf import settings
 
-from core.leases import TRANSIENT_ERRORS, RunExecution
-
-logger = logging.getLogger(__name__)
+from core.leases import run_task_execute
 
 
 @shared_task(
@@ -26,16 +20,4 @@ logger = logging.getLogger(__name__)
 def sweep_run_task(self, run_id: int) -> str:
     from lab.services.run import sweep_run_execute
 
-    try:
-        result = sweep_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
-    except TRANSIENT_ERRORS as exc:
-        raise self.retry(exc=exc, countdown=min(300, 5 * 2**self.request.retries)) from exc
-    if result is RunExecution.BUSY:
-        try:
-            raise self.retry(
-                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
-                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
-            )
-        except MaxRetriesExceededError:
-            logger.warning("Sweep run %s still busy after retries", run_id)
-    return result.value
+    return run_task_execute(self, run_id=run_id, execute=sweep_run_execute)

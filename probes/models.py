@@ -8,7 +8,7 @@ from django.utils.deconstruct import deconstructible
 
 from catalog.models import Tool
 from core.models import TimeStampedModel
-from probe_client.config import api_key_env_error
+from probe_client.config import EndpointConfig, api_key_env_error
 from scoring.vocabulary import MEASURED_OUTCOMES, TargetFigures, run_summary_keys
 
 
@@ -82,6 +82,10 @@ class ProbeTarget(TimeStampedModel):
     def is_configured(self) -> bool:
         """A target that needs a key is configured only where its variable is set; keyless targets always are."""
         return not self.needs_api_key or self.api_key_is_set
+
+    def endpoint_config(self) -> EndpointConfig:
+        """The client's view of the endpoint: the variable's NAME only; the client reads the value per request."""
+        return EndpointConfig(base_url=self.base_url, model=self.model_id, api_key_env=self.api_key_env or None)
 
     @property
     def configuration(self) -> str:

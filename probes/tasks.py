@@ -1,16 +1,10 @@
 """Celery tasks for probes: thin interfaces that take ids and delegate to the services in probes.services."""
 from __future__ import annotations
 
-import logging
-import random
-
 from celery import shared_task
-from celery.exceptions import MaxRetriesExceededError
 from django.conf import settings
 
-from core.leases import TRANSIENT_ERRORS, RunExecution
-
-logger = logging.getLogger(__name__)
+from core.leases import run_task_execute
 
 
 @shared_task(
@@ -25,21 +19,7 @@ logger = logging.getLogger(__name__)
 def probe_run_task(self, run_id: int) -> str:
     from probes.services.runs.execute import probe_run_execute
 
-    try:
-        result = probe_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
-    except TRANSIENT_ERRORS as exc:
-        countdown = min(300, 5 * 2**self.request.retries) + random.uniform(0, 3)
-        raise self.retry(exc=exc, countdown=countdown) from exc
-    if result is RunExecution.BUSY:
-        # Another run of the target (or a live worker holding this one) is measuring: come back later.
-        try:
-            raise self.retry(
-                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
-                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
-            )
-        except MaxRetriesExceededError:
-            logger.warning("Probe run %s still busy after retries; recovery will send it again", run_id)
-    return result.value
+    return run_task_execute(self, run_id=run_id, execute=probe_run_execute)
 
 
 @shared_task(ignore_result=True)

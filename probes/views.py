@@ -9,10 +9,11 @@ from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from core.cache import cached_page
+from probe_client.compat import CHECKS
 from probe_client.config import api_key_env_error
 from probes.models import ProbeTarget
 from probes.selectors import dashboards
-from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM, compat_check_descriptions
+from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
@@ -91,7 +92,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "percentile_window_days": settings.PROBE_SUMMARY_WINDOW_DAYS,
         "buffered_rule": buffered_stream_rule(),
         "outcome_legend": MEASURED_OUTCOMES,
-        "checks": compat_check_descriptions(),
+        "checks": CHECKS.values(),
         "stale_single_hours": int(STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
         "stale_parallel_hours": int(STALE_AFTER_PARALLEL.total_seconds() // 3600),
         "targets": list(ProbeTarget.objects.select_related("tool").order_by("tool__kind", "name")),

@@ -31,7 +31,6 @@ from lab.models import SweepLevel, SweepRun
 from lab.services.card import sweep_card, sweep_changes
 from lab.services.plan import valid_hardware_count, valid_hourly_price, valid_plan, workload_key
 from lab.services.record import sweep_level_record
-from probe_client import EndpointConfig
 from probe_client.secrets import MAX_TEXT, scrub, secret_value
 from probe_client.sweep import (
     LevelResult,
@@ -144,10 +143,6 @@ def sweep_run_resume(*, run: SweepRun) -> bool:
     return bool(resumed)
 
 
-def _config_for(target: ProbeTarget) -> EndpointConfig:
-    return EndpointConfig(base_url=target.base_url, model=target.model_id, api_key_env=target.api_key_env or None)
-
-
 def _measure_in_thread(coroutine_factory, *, on_level, stop_event: threading.Event, keep_alive) -> Any:
     """Run the measurement in its own thread and event loop; meanwhile this thread stores each finished level,
     renews the lease and polls for a stop request (``keep_alive`` returns False once the run is not ours)."""
@@ -210,7 +205,7 @@ def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
         _finish(run, claim.attempt, status=SweepRun.Status.FAILED, error_class="auth_missing",
                 error_message=f"The environment variable {target.api_key_env} is not set where this sweep ran.")
         return RunExecution.FINISHED
-    config = _config_for(target)
+    config = target.endpoint_config()
     facts = asyncio.run(fetch_server_facts(config))
     stop_event = threading.Event()
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from scoring.vocabulary import PERCENTILES, LevelFigures, percentile
+from scoring.vocabulary import LevelFigures, percentile, percentiles
 
 
 def level_figures(values: list[float | None]) -> LevelFigures:
     clean = [v for v in values if v is not None]
-    mean = (sum(clean) / len(clean)) if clean else None
-    return LevelFigures(**{name: percentile(clean, q) for name, q in PERCENTILES.items()}, mean=mean)
+    return LevelFigures(**percentiles(clean), mean=(sum(clean) / len(clean)) if clean else None)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The cells of the probe pages' read models: a stored summary's figures rounded half-up in their metric's unit,
-a workload option, a compat cell with an excerpt of the provider's message, what each check sends, and how old a
-figure may be before a page calls it stale. No queries. Metric labels and units and the outcomes' symbols come
-from the vocabulary (scoring.vocabulary); what each check sends from the suite's registry (probe_client.compat).
+a workload option, a compat cell with an excerpt of the provider's message, and how old a figure may be before a
+page calls it stale. No queries. Metric labels and units and the outcomes' symbols come from the vocabulary
+(scoring.vocabulary).
 """
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from probe_client import CHECKS
 from probes.models import CompatStatus
-from scoring.vocabulary import COMPAT_CHECKS, MEASURED_OUTCOME_BY_VALUE, PERCENTILES, Metric, workload_input_tokens
+from scoring.vocabulary import MEASURED_OUTCOME_BY_VALUE, PERCENTILES, Metric, workload_input_tokens
 
 # Speed workloads run about every 3 hours and the parallel test daily: a figure older than a day (two days for a
 # daily scenario) means at least several scheduled runs were missed.
@@ -110,13 +109,6 @@ class WorkloadOption:
         return (self.concurrency, self.input_tokens or 0, self.workload)
 
 
-@dataclass(frozen=True)
-class CheckDescription:
-    name: str
-    request: str
-    supported_when: str
-
-
 # Provider messages can be whole HTML error pages from a proxy; cells show the start of them.
 HOVER_CHARS = 300
 MESSAGE_CHARS = 600
@@ -176,15 +168,3 @@ class CompatCell:
     def checked_at_text(self) -> str:
         return f"{self.status.checked_at.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC" if self.status else ""
 
-
-def compat_check_description(name: str) -> CheckDescription:
-    """What the check sends and what counts as supported; blank for a name the suite no longer runs."""
-    check = CHECKS.get(name)
-    if check is None:
-        return CheckDescription(name, "", "")
-    return CheckDescription(name, check.request, check.supported_when)
-
-
-def compat_check_descriptions() -> list[CheckDescription]:
-    """Every check the client runs with what it sends and what counts as supported."""
-    return [compat_check_description(name) for name in COMPAT_CHECKS]

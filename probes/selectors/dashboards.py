@@ -18,14 +18,13 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
+from probe_client.compat import CHECKS, CompatCheck
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 from probes.selectors.cells import (
-    CheckDescription,
     CompatCell,
     MetricFigures,
     WorkloadOption,
     age_since,
-    compat_check_description,
     excerpt,
     finite_number,
     stale_after,
@@ -91,9 +90,10 @@ class CompatMatrix:
         return [(check, [row.cells[position] for row in self.rows]) for position, check in enumerate(self.checks)]
 
     @property
-    def lines(self) -> list[tuple[CheckDescription, list[CompatCell]]]:
-        """by_check with what each check sends and when it counts as supported."""
-        return [(compat_check_description(check), cells) for check, cells in self.by_check]
+    def lines(self) -> list[tuple[str, CompatCheck | None, list[CompatCell]]]:
+        """by_check with the suite's registration of each check (what it sends and when it counts as supported);
+        None for a check found in stored cells that the suite no longer runs."""
+        return [(name, CHECKS.get(name), cells) for name, cells in self.by_check]
 
 
 def _compat_matrix(targets: list[ProbeTarget], statuses: Iterable[CompatStatus]) -> CompatMatrix:

@@ -213,6 +213,16 @@ def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
     assert line[1].label == "Not checked"
 
 
+def test_a_check_the_suite_no_longer_runs_keeps_its_row_without_a_description(now):
+    target = factories.ProbeTargetFactory(tool=make_tool(slug="groq", name="Groq"))
+    make_compat(target=target, check_name="retired_check", outcome=OUTCOMES.SUPPORTED)
+
+    lines = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now).compat.lines
+
+    assert [(name, check) for name, check, _ in lines][-1] == ("retired_check", None)
+    assert [check.name for _, check, _ in lines[:-1]] == list(COMPAT_CHECKS)
+
+
 @pytest.mark.parametrize("count", [2, 20])
 def test_dashboard_query_count_is_constant(now, django_assert_num_queries, count):
     tool = make_tool(slug="groq", name="Groq")

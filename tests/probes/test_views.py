@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import Tool
-from probes.selectors.cells import compat_check_descriptions
+from probe_client.compat import CHECKS
 from probes.selectors.tool_measurements import tool_measurements
 from scoring.vocabulary import COMPAT_CHECKS
 from tests import factories
@@ -248,7 +248,7 @@ def test_methodology_page_states_definitions_schedule_and_freshness(client, prov
     assert "Groq · gpt-oss-120b" in freshness and "Cerebras · gpt-oss-120b" in freshness
     assert "data-stale" in freshness
     checks_table = re.search(r"<table class=\"freshness-table\" data-checks>.*?</table>", page, re.S).group(0)
-    for check in compat_check_descriptions():
+    for check in CHECKS.values():
         assert f"<code>{check.name}</code>" in checks_table
         assert html.escape(check.supported_when) in checks_table
 

@@ -6,33 +6,14 @@ from pathlib import Path
 import pytest
 
 from scoring import vocabulary
-from scoring.vocabulary import (
-    COMPAT_CHECKS,
-    DOCUMENTED_OUTCOMES,
-    HEADLINE_METRICS,
-    LEVEL_METRICS,
-    MEASURED_OUTCOMES,
-    METRIC_BY_KEY,
-    METRICS,
-    PAGE_METRICS,
-    PERCENTILES,
-    RUN_SUMMARY_METRICS,
-    CLIENT_SUMMARY_METRICS,
-    LevelFigures,
-    TargetFigures,
-    blended_price,
-    model_slug,
-    percentile,
-    percentiles,
-    workload_input_tokens,
-)
+from scoring.vocabulary import blended_price, model_slug, percentile, percentiles, workload_input_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 # Every package of the project whose modules could list a word of the vocabulary.
 PACKAGES = ("probe_client", "scoring", "core", "catalog", "probes", "lab", "recommend", "config", "bin", "benchmarks")
-CHECK_NAMES = frozenset(COMPAT_CHECKS)
-OUTCOMES = frozenset(outcome.value for outcome in (*MEASURED_OUTCOMES, *DOCUMENTED_OUTCOMES))
-METRIC_KEYS = frozenset(METRIC_BY_KEY)
+CHECK_NAMES = frozenset(vocabulary.COMPAT_CHECKS)
+OUTCOMES = frozenset(outcome.value for outcome in (*vocabulary.MEASURED_OUTCOMES, *vocabulary.DOCUMENTED_OUTCOMES))
+METRIC_KEYS = frozenset(vocabulary.METRIC_BY_KEY)
 # Literals that name vocabulary words for another reason than listing them: an SLO's own two objective fields,
 # and a benchmark drawing random outcomes for synthetic rows.
 EXEMPT = {("probe_client/sweep/stats.py", "SLO"), ("benchmarks/probe_pages.py", "_add_targets")}
@@ -40,15 +21,9 @@ EXEMPT = {("probe_client/sweep/stats.py", "SLO"), ("benchmarks/probe_pages.py", 
 
 @pytest.mark.parametrize(
     ("name", "slug"),
-    [
-        ("GPT OSS 120B", "gpt-oss-120b"),
-        ("gpt-oss-120B", "gpt-oss-120b"),
-        ("openai/gpt-oss-120b", "gpt-oss-120b"),
-        ("accounts/fireworks/models/gpt-oss-120b/", "gpt-oss-120b"),
-        ("gpt_oss.120b", "gpt-oss-120b"),
-        ("llama_3_70b", "llama-3-70b"),
-        ("qwen3.8-27b", "qwen3-8-27b"),
-    ],
+    [("GPT OSS 120B", "gpt-oss-120b"), ("gpt-oss-120B", "gpt-oss-120b"), ("openai/gpt-oss-120b", "gpt-oss-120b"),
+     ("accounts/fireworks/models/gpt-oss-120b/", "gpt-oss-120b"), ("gpt_oss.120b", "gpt-oss-120b"),
+     ("llama_3_70b", "llama-3-70b"), ("qwen3.8-27b", "qwen3-8-27b")],
 )
 def test_model_slug_names_the_model_as_catalog_slugs_spell_it(name, slug):
     assert model_slug(name) == slug
@@ -79,28 +54,31 @@ def test_percentiles_interpolate_linearly_between_closest_ranks_and_skip_missing
 
 
 def test_each_metric_is_declared_once_and_every_summary_lists_registered_metrics():
-    keys = [metric.key for metric in METRICS]
-    assert len(keys) == len(set(keys)) and set(METRIC_BY_KEY) == set(keys)
-    for selection in (RUN_SUMMARY_METRICS, CLIENT_SUMMARY_METRICS, PAGE_METRICS, HEADLINE_METRICS, LEVEL_METRICS):
-        assert all(METRIC_BY_KEY[metric.key] is metric for metric in selection)
+    keys = [metric.key for metric in vocabulary.METRICS]
+    assert len(keys) == len(set(keys)) and set(vocabulary.METRIC_BY_KEY) == set(keys)
+    for selection in (
+        vocabulary.RUN_SUMMARY_METRICS, vocabulary.CLIENT_SUMMARY_METRICS, vocabulary.PAGE_METRICS,
+        vocabulary.HEADLINE_METRICS, vocabulary.LEVEL_METRICS,
+    ):
+        assert all(vocabulary.METRIC_BY_KEY[metric.key] is metric for metric in selection)
         assert len(set(selection)) == len(selection)
-    assert set(PAGE_METRICS) == set(RUN_SUMMARY_METRICS)
-    assert PAGE_METRICS[: len(HEADLINE_METRICS)] == HEADLINE_METRICS
+    assert set(vocabulary.PAGE_METRICS) == set(vocabulary.RUN_SUMMARY_METRICS)
+    assert vocabulary.PAGE_METRICS[: len(vocabulary.HEADLINE_METRICS)] == vocabulary.HEADLINE_METRICS
 
 
 def test_percentile_names_are_read_off_the_summary_shapes():
-    assert PERCENTILES == {"p50": 50, "p95": 95, "p99": 99}
-    assert tuple(TargetFigures.__annotations__) == (*PERCENTILES, "median_72h")
-    assert tuple(LevelFigures.__annotations__) == (*PERCENTILES, "mean")
+    assert vocabulary.PERCENTILES == {"p50": 50, "p95": 95, "p99": 99}
+    assert tuple(vocabulary.TargetFigures.__annotations__) == (*vocabulary.PERCENTILES, "median_72h")
+    assert tuple(vocabulary.LevelFigures.__annotations__) == (*vocabulary.PERCENTILES, "mean")
     assert vocabulary.TTFT.percentile_field("p50") == "ttft_p50_ms"
     assert vocabulary.OUTPUT_SPEED.percentile_field("p99") == "output_speed_p99_tps"
 
 
 def test_outcomes_are_named_once_with_a_label_and_every_measured_one_with_a_symbol_and_a_meaning():
-    for outcomes in (MEASURED_OUTCOMES, DOCUMENTED_OUTCOMES):
+    for outcomes in (vocabulary.MEASURED_OUTCOMES, vocabulary.DOCUMENTED_OUTCOMES):
         assert len({outcome.value for outcome in outcomes}) == len(outcomes)
         assert all(outcome.label for outcome in outcomes)
-    assert all(outcome.symbol and outcome.meaning for outcome in MEASURED_OUTCOMES)
+    assert all(outcome.symbol and outcome.meaning for outcome in vocabulary.MEASURED_OUTCOMES)
 
 
 def listed_words(path: Path, *, root: Path = ROOT) -> list[tuple[int, str]]:

@@ -53,11 +53,6 @@ def probe_target_snapshot(*, target: ProbeTarget) -> dict[str, Any]:
     }
 
 
-def probe_endpoint_config(*, base_url: str, model: str, api_key_env: str | None) -> probe_client.EndpointConfig:
-    """The client's view of an endpoint: the variable NAME only; the client reads the value per request."""
-    return probe_client.EndpointConfig(base_url=base_url, model=model, api_key_env=api_key_env or None)
-
-
 def probe_client_info() -> dict[str, Any]:
     import httpx
 
@@ -203,9 +198,7 @@ def _request_params(run: ProbeRun) -> dict[str, Any]:
 def _execute_suite(run: ProbeRun, *, on_progress: Callable | None) -> SuiteOutcome:
     secret = secret_value(run.target.api_key_env)
     try:
-        config = probe_endpoint_config(
-            base_url=run.target.base_url, model=run.target.model_id, api_key_env=run.target.api_key_env
-        )
+        config = run.target.endpoint_config()
         if run.suite == ProbeRun.Suite.SPEED:
             outcome = _run_speed(run, config, secret, on_progress)
         else:
