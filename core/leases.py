@@ -1,5 +1,6 @@
-"""Claiming a queued run for one worker, the lease the worker renews while it measures, and giving up on a run
-whose workers keep dying: one implementation for probe runs and lab sweeps.
+"""Claiming a queued run for one worker, the lease the worker renews while it measures, giving up on a run whose
+workers keep dying, and what a run's Celery task does with the outcome: one implementation for probe runs and lab
+sweeps.
 
 A run model has ``status`` (its ``Status`` has QUEUED, RUNNING and FAILED; any other status is finished),
 ``attempts``, ``lease_expires_at``, ``worker``, ``started_at``, ``finished_at``, ``error_class``,

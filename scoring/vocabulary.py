@@ -193,11 +193,6 @@ def run_summary_keys() -> tuple[str, ...]:
     return tuple(metric.key for metric in RUN_SUMMARY_METRICS)
 
 
-def level_percentile_fields() -> tuple[str, ...]:
-    """The flat percentile fields of a benchmark-lab level, in the API's order (``ttft_p50_ms``, ...)."""
-    return tuple(metric.percentile_field(name) for metric in LEVEL_METRICS for name in PERCENTILES)
-
-
 class ReportedMetric(NamedTuple):
     value: str
     label: str
