@@ -17,6 +17,7 @@ NUMBER_FIELDS = (
 
 
 def level_fields(level: dict) -> dict:
+    """The SweepLevel columns of a level as ``LevelResult.to_dict()`` or an imported file states it."""
     return {
         "mode": level.get("mode") or "concurrency",
         "level": float(level["level"]),
