@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from probes.client import EndpointConfig, run_speed_suite  # noqa: E402
+from probe_client import EndpointConfig, run_speed_suite  # noqa: E402
 from probes.engine.machine import machine_hardware_description  # noqa: E402
 from probes.engine.server import EngineSettings, engine_version, parse_perf_reports, running_engine  # noqa: E402
 from probes.engine.tiny_model import MODEL_NAME, write_tiny_model  # noqa: E402

@@ -10,7 +10,7 @@
   return the path of the result file the tool wrote.
 
 ``python benchmarks/peer_tools.py fixtures`` regenerates the result files the import tests read
-(tests/probes/fixtures/peer_results/) against the simulator with a schedule whose latency rises with load.
+(tests/probe_client/fixtures/peer_results/) against the simulator with a schedule whose latency rises with load.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS_DIR = ROOT / "var" / "peer-tools"
 VERSIONS = {"guidellm": "0.8.1", "aiperf": "0.13.0"}
 WHEEL_FOLDERS = ("/opt/wheels",)
-FIXTURES = ROOT / "tests" / "probes" / "fixtures" / "peer_results"
+FIXTURES = ROOT / "tests" / "probe_client" / "fixtures" / "peer_results"
 
 TOKENIZER_SCRIPT = """
 import sys

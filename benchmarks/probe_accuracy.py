@@ -42,10 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from probes.client import EndpointConfig, run_speed_suite  # noqa: E402
-from probes.client.metrics import analyze_events  # noqa: E402
-from probes.client.sse import SSEDecoder  # noqa: E402
-from probes.client.workloads import build_messages  # noqa: E402
+from probe_client import EndpointConfig, run_speed_suite  # noqa: E402
+from probe_client.stream_analysis import analyze_events  # noqa: E402
+from probe_client.sse import SSEDecoder  # noqa: E402
+from probe_client.workloads import build_messages  # noqa: E402
 from tests.simulator import start_simulator  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "probe_accuracy.md"

@@ -49,9 +49,8 @@ def _add_targets(start: int, stop: int) -> None:
     from django.utils import timezone
 
     from catalog.models import Tool
-    from probes.client import COMPAT_CHECKS
-    from probes.metrics import run_summary_keys
     from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
+    from scoring.vocabulary import COMPAT_CHECKS, run_summary_keys
 
     now = timezone.now()
     tools = {kind: Tool.objects.filter(kind=kind).order_by("slug").first() for kind in ("provider", "engine")}

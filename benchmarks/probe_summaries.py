@@ -83,9 +83,9 @@ def main() -> None:
     from django.db import connection
 
     from catalog.models import Tool
-    from probes.metrics import run_summary_keys
     from probes.models import ProbeTarget, RequestMeasurement
     from probes.services.summaries import probe_summaries_refresh
+    from scoring.vocabulary import run_summary_keys
 
     METRICS = run_summary_keys()
 

@@ -48,9 +48,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import peer_tools  # noqa: E402
 
-from probes.client import EndpointConfig  # noqa: E402
-from probes.client.results import percentile  # noqa: E402
-from probes.client.sweep import SLO, LengthDistribution, SweepPlan, Workload, parse_result_file, run_sweep  # noqa: E402
+from probe_client import EndpointConfig  # noqa: E402
+from probe_client.sweep import SLO, LengthDistribution, SweepPlan, Workload, parse_result_file, run_sweep  # noqa: E402
+from scoring.vocabulary import percentile  # noqa: E402
 from tests.simulator import start_simulator  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "sweep_accuracy.md"

@@ -6,6 +6,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from core.models import TimeStampedModel
+from scoring.vocabulary import DOCUMENTED_OUTCOMES, REPORTED_METRICS
 
 
 class Source(TimeStampedModel):
@@ -249,14 +250,9 @@ class ToolQuantFormat(TimeStampedModel):
 
 
 class ToolApiSurface(TimeStampedModel):
-    class CheckOutcome(models.TextChoices):
-        """What the tool's documentation or code says happens to one request parameter."""
-
-        SUPPORTED = "supported", "Supported"
-        PARTIAL = "partial", "Partly supported"
-        IGNORED = "ignored", "Silently ignored"
-        UNSUPPORTED = "unsupported", "Documented as unsupported"
-        REJECTED = "rejected", "Rejected with an error"
+    CheckOutcome = models.TextChoices(
+        "CheckOutcome", [(outcome.value.upper(), (outcome.value, outcome.label)) for outcome in DOCUMENTED_OUTCOMES]
+    )
 
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="api_surface_support")
     api_surface = models.ForeignKey(ApiSurface, on_delete=models.PROTECT, related_name="support")
@@ -484,22 +480,10 @@ class ModelOffering(TimeStampedModel):
 class ReportedFigure(TimeStampedModel):
     """A figure a third party published (never measured here): kept with its publisher, link and dates."""
 
-    class Metric(models.TextChoices):
-        OUTPUT_SPEED = "output_speed", "Output speed"
-        TTFT = "ttft", "Time to first token"
-        TIME_TO_FIRST_ANSWER_TOKEN = "time_to_first_answer_token", "Time to first answer token"
-        E2E = "e2e", "End-to-end response time"
-        BLENDED_PRICE = "blended_price", "Blended price"
-        THROUGHPUT = "throughput", "Total throughput"
-
-    UNITS = {
-        Metric.OUTPUT_SPEED: "tok/s",
-        Metric.TTFT: "s",
-        Metric.TIME_TO_FIRST_ANSWER_TOKEN: "s",
-        Metric.E2E: "s",
-        Metric.BLENDED_PRICE: "USD per 1M tokens",
-        Metric.THROUGHPUT: "tok/s",
-    }
+    Metric = models.TextChoices(
+        "Metric", [(metric.value.upper(), (metric.value, metric.label)) for metric in REPORTED_METRICS]
+    )
+    UNITS = {metric.value: metric.unit for metric in REPORTED_METRICS}
 
     key = models.SlugField(max_length=120, unique=True)
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="reported_figures")

@@ -39,10 +39,10 @@ from catalog.models import (
 )
 from catalog import search
 from core.cache import PerGeneration
-from scoring.profile import NEEDS_CHOICES
-from scoring.terms import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT
+from core.decimals import decimal_text
+from scoring.vocabulary import BLEND_INPUT_WEIGHT, BLEND_OUTPUT_WEIGHT, COMPAT_CHECK_CHOICES
 
-CHECK_LABELS = dict(NEEDS_CHOICES)
+CHECK_LABELS = dict(COMPAT_CHECK_CHOICES)
 
 COMPARE_MIN_TOOLS = 2
 COMPARE_MAX_TOOLS = 4
@@ -416,11 +416,6 @@ def compare_parse_slugs(raw: str | Sequence[str]) -> list[str]:
     return slugs
 
 
-def _decimal(value: Decimal | None) -> str | None:
-    # Strings keep money exact in JSON, as DRF does for decimals by default.
-    if value is None:
-        return None
-    return format(value.normalize(), "f")
 
 
 def headline_price_value(tool: Tool) -> dict[str, Any] | None:
@@ -437,9 +432,9 @@ def headline_price_value(tool: Tool) -> dict[str, Any] | None:
             "model": tool.headline_model_slug,
             "model_name": tool.headline_model_name,
             "is_reference_model": tool.headline_model_slug == REFERENCE_MODEL_SLUG,
-            "input_usd_per_mtok": _decimal(tool.headline_input_usd_per_mtok),
-            "output_usd_per_mtok": _decimal(tool.headline_output_usd_per_mtok),
-            "blended_usd_per_mtok": _decimal(blended.quantize(BLENDED_QUANTUM) if blended is not None else None),
+            "input_usd_per_mtok": decimal_text(tool.headline_input_usd_per_mtok),
+            "output_usd_per_mtok": decimal_text(tool.headline_output_usd_per_mtok),
+            "blended_usd_per_mtok": decimal_text(blended, quantum=BLENDED_QUANTUM),
         }
     if tool.headline_is_free:
         return {"free": True, "item": None, "model": None, "model_name": None, "is_reference_model": False,

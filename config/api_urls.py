@@ -4,9 +4,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from catalog import apis as catalog_apis
 from core.apis import ApiIndexApi, not_found
+from lab import apis as lab_apis
 from probes import apis as probe_apis
 from probes import model_apis
-from probes import sweep_apis
 
 app_name = "api"
 
@@ -37,12 +37,12 @@ urlpatterns = [
     path("probes/runs/<int:pk>/", probe_apis.ProbeRunDetailApi.as_view(), name="probe-run-detail"),
     path("probes/summaries/", probe_apis.SummaryListApi.as_view(), name="probe-summary-list"),
     path("probes/compat/", probe_apis.CompatMatrixApi.as_view(), name="probe-compat"),
-    path("probes/sweeps/", sweep_apis.SweepRunListApi.as_view(), name="sweep-run-list"),
-    path("probes/sweeps/import/", sweep_apis.SweepImportApi.as_view(), name="sweep-run-import"),
-    path("probes/sweeps/<int:pk>/", sweep_apis.SweepRunDetailApi.as_view(), name="sweep-run-detail"),
-    path("probes/sweeps/<int:pk>/levels/", sweep_apis.SweepLevelListApi.as_view(), name="sweep-level-list"),
-    path("probes/sweeps/<int:pk>/stop/", sweep_apis.SweepRunStopApi.as_view(), name="sweep-run-stop"),
-    path("probes/sweeps/<int:pk>/resume/", sweep_apis.SweepRunResumeApi.as_view(), name="sweep-run-resume"),
+    path("probes/sweeps/", lab_apis.SweepRunListApi.as_view(), name="sweep-run-list"),
+    path("probes/sweeps/import/", lab_apis.SweepImportApi.as_view(), name="sweep-run-import"),
+    path("probes/sweeps/<int:pk>/", lab_apis.SweepRunDetailApi.as_view(), name="sweep-run-detail"),
+    path("probes/sweeps/<int:pk>/levels/", lab_apis.SweepLevelListApi.as_view(), name="sweep-level-list"),
+    path("probes/sweeps/<int:pk>/stop/", lab_apis.SweepRunStopApi.as_view(), name="sweep-run-stop"),
+    path("probes/sweeps/<int:pk>/resume/", lab_apis.SweepRunResumeApi.as_view(), name="sweep-run-resume"),
     path("", include("recommend.api_urls")),
     # Anything else under /api/v1/ answers in the API's error shape, not with an HTML page.
     re_path(r"^.*$", not_found, name="not-found"),

@@ -21,11 +21,11 @@ from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, que
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
-from probes.metrics import PERCENTILES, TargetFigures, run_summary_keys
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
 from probes.selectors.runs import probe_run_get, probe_run_list, probe_target_get, probe_target_list
 from probes.services import targets as target_services
+from scoring.vocabulary import PERCENTILES, TargetFigures, run_summary_keys
 
 TAG_PROBES = "probes"
 TAG_WRITES = "probe writes (staff)"

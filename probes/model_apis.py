@@ -5,7 +5,6 @@ disagree. Both are lists (`?format=csv` renders `results`): the model index, and
 """
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -16,20 +15,13 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog.models import LanguageModel, ReportedFigure
+from catalog.selectors import BLENDED_QUANTUM
 from core.apis import ListApi, list_envelope, list_response
-from probes.metrics import OUTPUT_SPEED, TTFAT, TTFT
+from core.decimals import decimal_text
 from probes.selectors.models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
+from scoring.vocabulary import OUTPUT_SPEED, TTFAT, TTFT
 
 TAG_MODELS = "models"
-MONEY_QUANTUM = Decimal("0.0001")
-
-
-def _money(value: Decimal | None, *, quantize: bool = False) -> str | None:
-    if value is None:
-        return None
-    return format((value.quantize(MONEY_QUANTUM) if quantize else value).normalize(), "f")
-
-
 def _figure_value(figure: Figure | None) -> dict[str, Any] | None:
     if figure is None:
         return None
@@ -50,7 +42,7 @@ def _reported_value(figure: ReportedFigure) -> dict[str, Any]:
     return {
         "key": figure.key,
         "metric": figure.metric,
-        "value": format(figure.value.normalize(), "f"),
+        "value": decimal_text(figure.value),
         "unit": figure.unit,
         "is_approximate": figure.is_approximate,
         "concurrency": figure.concurrency,
@@ -72,9 +64,9 @@ def offering_row_value(row: OfferingRow) -> dict[str, Any]:
         "kind": row.tool.kind,
         "api_model_id": row.offering.api_model_id,
         "context_tokens": row.context_tokens,
-        "input_usd_per_mtok": _money(price.input_usd_per_mtok) if price else None,
-        "output_usd_per_mtok": _money(price.output_usd_per_mtok) if price else None,
-        "blended_usd_per_mtok": _money(row.blended_usd, quantize=True),
+        "input_usd_per_mtok": decimal_text(price.input_usd_per_mtok) if price else None,
+        "output_usd_per_mtok": decimal_text(price.output_usd_per_mtok) if price else None,
+        "blended_usd_per_mtok": decimal_text(row.blended_usd, quantum=BLENDED_QUANTUM),
         "price_tier": price.tier if price else None,
         "price_source": price.source.url or price.source.title if price else None,
         "price_verified_on": price.verified_on.isoformat() if price and price.verified_on else None,
@@ -93,13 +85,15 @@ def model_list_row_value(row: ModelListRow, request: Request) -> dict[str, Any]:
         "slug": model.slug,
         "name": model.name,
         "publisher": model.publisher,
-        "params_total_b": _money(model.params_total_b),
-        "params_active_b": _money(model.params_active_b),
+        "params_total_b": decimal_text(model.params_total_b),
+        "params_active_b": decimal_text(model.params_active_b),
         "licence": model.licence.spdx_id if model.licence else None,
         "provider_count": row.provider_count,
         "engine_count": row.engine_count,
         "cheapest_provider": row.cheapest.tool.slug if row.cheapest else None,
-        "cheapest_blended_usd_per_mtok": _money(row.cheapest.blended_usd, quantize=True) if row.cheapest else None,
+        "cheapest_blended_usd_per_mtok": (
+            decimal_text(row.cheapest.blended_usd, quantum=BLENDED_QUANTUM) if row.cheapest else None
+        ),
         "fastest_provider": row.fastest.tool.slug if row.fastest else None,
         "fastest_output_speed_tps": _figure_value(row.fastest.output_speed) if row.fastest else None,
         "url": reverse("api:model-detail", kwargs={"slug": model.slug}, request=request),

@@ -8,13 +8,13 @@ from django.utils.deconstruct import deconstructible
 
 from catalog.models import Tool
 from core.models import TimeStampedModel
-from probes.client.config import api_key_env_error
-from probes.metrics import TargetFigures, run_summary_keys
+from probe_client.config import EndpointConfig, api_key_env_error
+from scoring.vocabulary import MEASURED_OUTCOMES, TargetFigures, run_summary_keys
 
 
 @deconstructible
 class ApiKeyEnvValidator:
-    """The client's rule for the name of the variable holding a key (see probes.client.config)."""
+    """The client's rule for the name of the variable holding a key (see probe_client.config)."""
 
     code = "invalid"
 
@@ -43,6 +43,10 @@ class ProbeTargetQuerySet(models.QuerySet):
 
 class ProbeTarget(TimeStampedModel):
     """An OpenAI-compatible endpoint to measure. The API key is never stored: only the variable that holds it."""
+
+    READY = "ready"
+    NOT_CONFIGURED = "not_configured"
+    DISABLED = "disabled"
 
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=160)
@@ -78,6 +82,18 @@ class ProbeTarget(TimeStampedModel):
     def is_configured(self) -> bool:
         """A target that needs a key is configured only where its variable is set; keyless targets always are."""
         return not self.needs_api_key or self.api_key_is_set
+
+    def endpoint_config(self) -> EndpointConfig:
+        """The client's view of the endpoint: the variable's NAME only; the client reads the value per request."""
+        return EndpointConfig(base_url=self.base_url, model=self.model_id, api_key_env=self.api_key_env or None)
+
+    @property
+    def configuration(self) -> str:
+        """Whether the target is probed: an enabled target whose key variable is unset is "not configured". Only
+        the presence of the variable is checked; its value is never read into a page."""
+        if not self.enabled:
+            return self.DISABLED
+        return self.READY if self.is_configured else self.NOT_CONFIGURED
 
 
 class ProbeRunQuerySet(models.QuerySet):
@@ -198,12 +214,9 @@ class RequestMeasurement(models.Model):
 
 
 class CompatOutcome(models.Model):
-    class Outcome(models.TextChoices):
-        SUPPORTED = "supported", "Supported"
-        ACCEPTED = "accepted", "Accepted"
-        IGNORED = "ignored", "Ignored"
-        REJECTED = "rejected", "Rejected"
-        ERROR = "error", "Error"
+    Outcome = models.TextChoices(
+        "Outcome", [(outcome.value.upper(), (outcome.value, outcome.label)) for outcome in MEASURED_OUTCOMES]
+    )
 
     run = models.ForeignKey(ProbeRun, on_delete=models.CASCADE, related_name="compat_outcomes")
     check_name = models.CharField(max_length=40)
@@ -257,137 +270,3 @@ class CompatStatus(TimeStampedModel):
     class Meta:
         ordering = ["target", "check_name"]
         constraints = [models.UniqueConstraint(fields=["target", "check_name"], name="compat_status_unique")]
-
-
-class SweepRunQuerySet(models.QuerySet):
-    def finished(self):
-        return self.filter(status__in=SweepRun.FINISHED_STATUSES)
-
-    def for_listing(self):
-        return self.select_related("target", "target__tool", "tool", "hardware")
-
-
-class SweepRun(TimeStampedModel):
-    """One benchmark-lab run: a throughput sweep or one of the single-stream suites, measured here by a Celery
-    worker (claimed and leased like a probe run, resumable per level) or imported from a peer tool's file.
-
-    ``card`` is the benchmark card: what the server said about itself (model id, weights/format, engine and
-    version), what the operator entered (hardware, flags), the workload and the client version.
-    """
-
-    class Kind(models.TextChoices):
-        SWEEP = "sweep", "Throughput sweep"
-        PREFILL_DECODE = "prefill_decode", "Prefill vs decode"
-        PREFIX_CACHE = "prefix_cache", "Prefix cache"
-        STRUCTURED_OUTPUT = "structured_output", "Structured output"
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        STOPPED = "stopped", "Stopped (resumable)"
-        SUCCEEDED = "succeeded", "Succeeded"
-        PARTIAL = "partial", "Ended early"
-        FAILED = "failed", "Failed"
-        IMPORTED = "imported", "Imported"
-
-    FINISHED_STATUSES = (Status.SUCCEEDED, Status.PARTIAL, Status.FAILED, Status.IMPORTED)
-    OWN_TOOL = "inference-atlas"
-
-    target = models.ForeignKey(
-        ProbeTarget, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweep_runs"
-    )
-    tool = models.ForeignKey(
-        Tool, null=True, blank=True, on_delete=models.PROTECT, related_name="sweep_runs",
-        help_text="The engine measured (the target's tool, or named by an import).",
-    )
-    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.SWEEP)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    source_tool = models.CharField(
-        max_length=40, default=OWN_TOOL, help_text='"inference-atlas", or the peer tool whose result file was imported.'
-    )
-    hardware = models.ForeignKey(
-        "catalog.HardwareSpec", null=True, blank=True, on_delete=models.PROTECT, related_name="sweep_runs"
-    )
-    hardware_count = models.PositiveIntegerField(default=1)
-    hourly_price_usd = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
-    flags = models.TextField(blank=True, help_text="Engine flags as the operator entered them.")
-    workload_name = models.CharField(max_length=80, blank=True)
-    workload_key = models.CharField(max_length=64, blank=True, db_index=True, help_text="Hash of the workload.")
-    workload = models.JSONField(default=dict, blank=True)
-    plan = models.JSONField(default=dict, blank=True, help_text="Levels, SLO, limits, or the suite's parameters.")
-    card = models.JSONField(default=dict, blank=True)
-    engine_version = models.CharField(max_length=120, blank=True)
-    model_fingerprint = models.CharField(max_length=300, blank=True)
-    changes = models.JSONField(
-        default=dict, blank=True,
-        help_text="What changed since the target's previous run: {engine_version|model: {old, new}}.",
-    )
-    results = models.JSONField(default=dict, blank=True, help_text="A suite's result, or a sweep's knee.")
-    levels_total = models.PositiveIntegerField(default=0)
-    levels_done = models.PositiveIntegerField(default=0)
-    stop_requested = models.BooleanField(default=False)
-    stopped_reason = models.CharField(max_length=40, blank=True)
-    error_class = models.CharField(max_length=60, blank=True)
-    error_message = models.TextField(blank=True)
-    worker = models.CharField(max_length=200, blank=True)
-    task_id = models.CharField(max_length=80, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
-    queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    objects = SweepRunQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-queued_at", "-id"]
-        indexes = [models.Index(fields=["target", "kind", "-queued_at"], name="sweep_target_kind_recent")]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["target"], condition=models.Q(status="running"), name="one_running_sweep_per_target"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in self.FINISHED_STATUSES
-
-    @property
-    def is_imported(self) -> bool:
-        return self.source_tool != self.OWN_TOOL
-
-
-class SweepLevel(models.Model):
-    """The figures of one sweep level (see probes.client.sweep.stats for every definition)."""
-
-    run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
-    mode = models.CharField(max_length=12, help_text='"concurrency" (closed loop) or "rate" (open loop).')
-    level = models.FloatField(help_text="Concurrent streams, or requests per second.")
-    requests = models.PositiveIntegerField(default=0)
-    ok = models.PositiveIntegerField(default=0)
-    duration_s = models.FloatField(null=True, blank=True)
-    ttft_ms = models.JSONField(default=dict, blank=True)
-    tpot_ms = models.JSONField(default=dict, blank=True)
-    itl_ms = models.JSONField(default=dict, blank=True)
-    e2e_ms = models.JSONField(default=dict, blank=True)
-    output_tps = models.FloatField(null=True, blank=True)
-    total_tps = models.FloatField(null=True, blank=True)
-    request_rate = models.FloatField(null=True, blank=True)
-    goodput_rps = models.FloatField(null=True, blank=True)
-    slo_attainment = models.FloatField(null=True, blank=True)
-    meets_slo = models.BooleanField(null=True, blank=True)
-    cost_per_1m_output_usd = models.FloatField(null=True, blank=True)
-    errors = models.JSONField(default=dict, blank=True)
-    output_tokens_source = models.CharField(max_length=20, blank=True)
-    truncated = models.BooleanField(default=False)
-    schedule_lag_ms = models.JSONField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["run", "level"]
-        constraints = [models.UniqueConstraint(fields=["run", "level"], name="sweep_level_unique_per_run")]
-
-    def __str__(self) -> str:
-        return f"{self.run} @ {self.level:g}"

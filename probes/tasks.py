@@ -1,18 +1,10 @@
 """Celery tasks for probes: thin interfaces that take ids and delegate to the services in probes.services."""
 from __future__ import annotations
 
-import logging
-import random
-
 from celery import shared_task
-from celery.exceptions import MaxRetriesExceededError
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 
-logger = logging.getLogger(__name__)
-
-# Infrastructure hiccups worth another try; a provider failure is a stored result, never a retry.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
+from core.leases import run_task_execute
 
 
 @shared_task(
@@ -25,24 +17,9 @@ TRANSIENT_ERRORS = (OperationalError, InterfaceError)
     ignore_result=True,
 )
 def probe_run_task(self, run_id: int) -> str:
-    from probes.services.runs.claim import RunExecution
     from probes.services.runs.execute import probe_run_execute
 
-    try:
-        result = probe_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
-    except TRANSIENT_ERRORS as exc:
-        countdown = min(300, 5 * 2**self.request.retries) + random.uniform(0, 3)
-        raise self.retry(exc=exc, countdown=countdown) from exc
-    if result is RunExecution.BUSY:
-        # Another run of the target (or a live worker holding this one) is measuring: come back later.
-        try:
-            raise self.retry(
-                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
-                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
-            )
-        except MaxRetriesExceededError:
-            logger.warning("Probe run %s still busy after retries; recovery will send it again", run_id)
-    return result.value
+    return run_task_execute(self, run_id=run_id, execute=probe_run_execute)
 
 
 @shared_task(ignore_result=True)
@@ -64,31 +41,3 @@ def probe_runs_recover_task() -> dict:
     from probes.services.runs.recover import probe_runs_recover
 
     return probe_runs_recover()
-
-
-@shared_task(
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    # A sweep stops itself at its plan's max_duration_s (at most SweepLimits.max_duration_s); this is the backstop.
-    soft_time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT,
-    time_limit=settings.SWEEP_RUN_SOFT_TIME_LIMIT + 60,
-    max_retries=5,
-    ignore_result=True,
-)
-def sweep_run_task(self, run_id: int) -> str:
-    from probes.services.sweeps import sweep_run_execute
-
-    try:
-        result = sweep_run_execute(run_id=run_id, worker=self.request.hostname or "worker")
-    except TRANSIENT_ERRORS as exc:
-        raise self.retry(exc=exc, countdown=min(300, 5 * 2**self.request.retries)) from exc
-    if result == "busy":
-        try:
-            raise self.retry(
-                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
-                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
-            )
-        except MaxRetriesExceededError:
-            logger.warning("Sweep run %s still busy after retries", run_id)
-    return result

@@ -1,6 +1,7 @@
 """Pages of measured figures. Thin: the read models in probes.selectors do the reading."""
 import os
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -8,14 +9,15 @@ from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from core.cache import cached_page
-from probes import presenters
-from probes.client.config import api_key_env_error
-from probes.metrics import HEADLINE_METRICS, OUTPUT_SPEED, PAGE_METRICS, TTFT
+from probe_client.compat import CHECKS
+from probe_client.config import api_key_env_error
 from probes.models import ProbeTarget
 from probes.selectors import dashboards
+from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
+from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, OUTPUT_SPEED, PAGE_METRICS, TTFT
 
 # The metrics drawn over time on the dashboards: (summary key, label, unit).
 HISTORY_CHARTS = tuple((metric.key, metric.label, metric.unit) for metric in (OUTPUT_SPEED, TTFT))
@@ -44,7 +46,7 @@ def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpRes
         "dashboard": dashboard,
         "metrics": HEADLINE_METRICS,
         "all_metrics": PAGE_METRICS,
-        "outcome_legend": presenters.outcome_legend(),
+        "outcome_legend": MEASURED_OUTCOMES,
         "comparisons": model_comparisons(providers=audience == PROVIDERS),
         "reported_engine_figures": reported_engine_figures() if audience == ENGINES else [],
         "history_charts": HISTORY_CHARTS,
@@ -87,12 +89,12 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "freshness": freshness_report(),
         "schedule": probe_schedule(),
         "workloads": probe_workloads(),
-        "percentile_window_days": presenters.percentile_window_days(),
+        "percentile_window_days": settings.PROBE_SUMMARY_WINDOW_DAYS,
         "buffered_rule": buffered_stream_rule(),
-        "outcome_legend": presenters.outcome_legend(),
-        "checks": presenters.compat_check_descriptions(),
-        "stale_single_hours": int(presenters.STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
-        "stale_parallel_hours": int(presenters.STALE_AFTER_PARALLEL.total_seconds() // 3600),
+        "outcome_legend": MEASURED_OUTCOMES,
+        "checks": CHECKS.values(),
+        "stale_single_hours": int(STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
+        "stale_parallel_hours": int(STALE_AFTER_PARALLEL.total_seconds() // 3600),
         "targets": list(ProbeTarget.objects.select_related("tool").order_by("tool__kind", "name")),
         "admin_targets_url": _admin_targets_url(),
     }

@@ -26,7 +26,6 @@ from catalog.models import (
     UseCaseRecommendation,
 )
 from catalog.selectors import reported_figures_for_scoring
-from probes.metrics import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT
 from probes.models import CompatStatus, MeasurementSummary
 from scoring.breakeven import GpuPrice, TokenPrice
 from scoring.ranking import (
@@ -41,7 +40,7 @@ from scoring.ranking import (
     SpeedInfo,
     ToolInfo,
 )
-from scoring.terms import model_key, normalize_model
+from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT, model_slug
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 
@@ -94,7 +93,7 @@ def _catalog_data() -> CatalogData:
     prices = tuple(
         PriceInfo(
             tool=item.tool.slug,
-            model=normalize_model(item.item),
+            model=model_slug(item.item),
             input_usd_per_mtok=float(item.input_usd_per_mtok),
             output_usd_per_mtok=float(item.output_usd_per_mtok),
             source_key=item.source.key,
@@ -109,7 +108,7 @@ def _catalog_data() -> CatalogData:
         SpeedInfo(
             tool=summary.target.tool.slug,
             target=summary.target.slug,
-            model=normalize_model(summary.target.model_id),
+            model=model_slug(summary.target.model_id),
             workload=summary.workload,
             concurrency=summary.concurrency,
             samples_72h=summary.samples_72h,
@@ -146,7 +145,7 @@ def _reported_speeds() -> tuple[ReportedSpeed, ...]:
         entry.setdefault(metric.key, metric.converted(figure["value"], unit=figure["unit"]))
     return tuple(
         ReportedSpeed(
-            tool=tool, model=normalize_model(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
+            tool=tool, model=model_slug(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
             output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"), workload=entry["workload"],
         )
         for (tool, model, publisher, url, observed_on), entry in merged.items()
@@ -237,7 +236,7 @@ def _token_prices() -> list[TokenPrice]:
             source=item.source.title, verified_on=_date(item.verified_on or item.source.verified_on),
             # Price lists spell one model many ways ('Qwen 3.8 27B', 'qwen3.8-27b'): the catalog model the
             # item is linked to names it, and an unlinked item stands for itself.
-            model=item.model.slug if item.model else normalize_model(item.item),
+            model=item.model.slug if item.model else model_slug(item.item),
             model_name=item.model.name if item.model else item.item,
         )
         for item in items
@@ -328,8 +327,8 @@ def priced_models() -> list[PricedModel]:
 def priced_model_find(name: str) -> PricedModel | None:
     """The priced model a name means, by its slug, its name or any price item's spelling of it."""
     models = {model.slug: model for model in snapshot().priced_models}
-    spellings = {model_key(model.slug): model.slug for model in models.values()}
-    spellings |= {model_key(model.name): model.slug for model in models.values()}
-    spellings |= {model_key(price.item): price.model for price in snapshot().token_prices}
-    slug = spellings.get(model_key(name))
+    spellings = {model_slug(model.slug): model.slug for model in models.values()}
+    spellings |= {model_slug(model.name): model.slug for model in models.values()}
+    spellings |= {model_slug(price.item): price.model for price in snapshot().token_prices}
+    slug = spellings.get(model_slug(name))
     return models.get(slug) if slug else None

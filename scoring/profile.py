@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scoring.vocabulary import COMPAT_CHECK_CHOICES
+
 HARDWARE_CHOICES: tuple[tuple[str, str], ...] = (
     ("mac", "Mac with Apple silicon (MacBook, Mac Studio)"),
     ("laptop_edge", "Laptop, edge device or unusual hardware"),
@@ -67,24 +69,8 @@ OPTIMIZE_FOR_CHOICES = (
     ("portability", "Portability"),
     ("developer_speed", "Developer speed"),
 )
-# The probes' compatibility check names: what a user can require to work.
-NEEDS_CHOICES = (
-    ("stream_usage", "Token counts at the end of a streamed answer"),
-    ("logprobs", "Probabilities of the generated tokens"),
-    ("top_logprobs", "The most likely alternatives for each token"),
-    ("logit_bias", "Boosting or banning chosen tokens"),
-    ("n", "Several answers to one request"),
-    ("tools", "Tool (function) calling"),
-    ("tool_choice_required", "Forcing the model to call a tool"),
-    ("parallel_tool_calls", "Several tool calls in one answer"),
-    ("json_object", "Answers that are always valid JSON"),
-    ("json_schema", "Answers that follow your JSON schema"),
-    ("tools_with_json_schema", "Tool calls and a JSON schema together"),
-    ("streaming_tool_calls", "Tool calls streamed as they are written"),
-    ("seed", "Repeatable sampling with a seed"),
-    ("stop", "Stop sequences that end the answer"),
-    ("max_completion_tokens", "A cap on answer length (max_completion_tokens)"),
-)
+# A user can require any of the probes' compatibility checks to work.
+NEEDS_CHOICES = COMPAT_CHECK_CHOICES
 
 MAX_CONTEXT_TOKENS = 10_000_000
 MAX_CONCURRENCY = 100_000

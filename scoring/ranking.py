@@ -32,12 +32,15 @@ from scoring.rules import (
     RecipeEntry,
     profile_warnings,
 )
-from scoring.terms import blended_price, normalize_model, workload_input_tokens
+from scoring.vocabulary import (
+    DOCUMENTED_FAILURES,
+    MEASURED_FAILURES,
+    blended_price,
+    model_slug,
+    workload_input_tokens,
+)
 
 MEASURED = "inference-atlas-probes"
-FAILING_OUTCOMES = frozenset({"rejected", "ignored"})
-# What a tool's own documentation may say about a request parameter; the first three fail a requirement.
-DOCUMENTED_FAILING_OUTCOMES = frozenset({"rejected", "ignored", "unsupported"})
 PROVIDER = "provider"
 ORCHESTRATION = "orchestration"
 # Evidence tiers for hosted providers' speed, strongest first. One answer ranks on one tier only.
@@ -316,7 +319,7 @@ def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Re
     failing: dict[str, list[Reason]] = {}
     measured = {(status.tool, status.check) for status in catalog.compat}
     for status in catalog.compat:
-        if status.check in profile.needs and status.outcome in FAILING_OUTCOMES:
+        if status.check in profile.needs and status.outcome in MEASURED_FAILURES:
             failing.setdefault(status.tool, []).append(Reason(
                 f"Measured: {status.check} was {status.outcome} by probe target {status.target}"
                 + (f" ({status.message[:160]})" if status.message else "")
@@ -327,7 +330,7 @@ def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Re
     for tool in catalog.tools.values():
         for check in profile.needs:
             documented = tool.documented_checks.get(check)
-            if documented and documented.outcome in DOCUMENTED_FAILING_OUTCOMES and (tool.slug, check) not in measured:
+            if documented and documented.outcome in DOCUMENTED_FAILURES and (tool.slug, check) not in measured:
                 failing.setdefault(tool.slug, []).append(Reason(
                     f"Documented: its {documented.surface or 'API'} documentation says {check} is "
                     f"{documented.outcome}; you need it to work.",
@@ -632,7 +635,7 @@ def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
 
 def _reported_evidence(catalog: CatalogData, slugs: list[str], model: str | None) -> dict[str, _SpeedEvidence]:
     """Figures of one publisher only, the one covering most of the providers, so they compare like for like."""
-    figures = [figure for figure in catalog.reported if figure.tool in slugs and normalize_model(figure.model) == model
+    figures = [figure for figure in catalog.reported if figure.tool in slugs and model_slug(figure.model) == model
                and (figure.output_speed_tps or figure.ttft_ms)]
     if not figures:
         return {}

@@ -6,6 +6,7 @@ import factory
 from factory.django import DjangoModelFactory
 
 from catalog import models as catalog
+from lab import models as lab
 from probes import models as probes
 
 
@@ -351,12 +352,12 @@ def grow_catalog(n: int, *, start: int = 0, tps: float = 400.0) -> None:
 
 class SweepRunFactory(DjangoModelFactory):
     class Meta:
-        model = probes.SweepRun
+        model = lab.SweepRun
 
     target = factory.SubFactory(ProbeTargetFactory, tool__kind=catalog.Tool.Kind.ENGINE, api_key_env="")
     tool = factory.LazyAttribute(lambda run: run.target.tool if run.target else None)
-    kind = probes.SweepRun.Kind.SWEEP
-    status = probes.SweepRun.Status.SUCCEEDED
+    kind = lab.SweepRun.Kind.SWEEP
+    status = lab.SweepRun.Status.SUCCEEDED
     hardware = factory.SubFactory(HardwareSpecFactory)
     workload_name = "chat"
     workload = factory.LazyFunction(lambda: {"name": "chat", "input": {"kind": "fixed", "value": 1000},
@@ -372,7 +373,7 @@ class SweepRunFactory(DjangoModelFactory):
 
 class SweepLevelFactory(DjangoModelFactory):
     class Meta:
-        model = probes.SweepLevel
+        model = lab.SweepLevel
 
     run = factory.SubFactory(SweepRunFactory)
     mode = "concurrency"

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "core",
     "catalog",
     "probes",
+    "lab",
     "recommend",
 ]
 
@@ -207,7 +208,7 @@ if PROBE_REGION:
     CELERY_TASK_QUEUES = (Queue("celery"), Queue(PROBE_QUEUE_PREFIX + PROBE_REGION))
 # Regions the scheduler fans each scheduled probe out to; empty means "any worker" (default queue).
 PROBE_SCHEDULE_REGIONS = env.list("PROBE_SCHEDULE_REGIONS", default=[])
-# Workload names come from probes.client.WORKLOADS (about 100, 1k and 10k input tokens).
+# Workload names come from probe_client.WORKLOADS (about 100, 1k and 10k input tokens).
 PROBE_SCHEDULED_WORKLOADS = env.list("PROBE_SCHEDULED_WORKLOADS", default=["in-100", "in-1k", "in-10k"])
 # Fixed output length per workload, as Artificial Analysis pairs them (100/300, 1k/1k, 10k/1.5k);
 # PROBE_MAX_OUTPUT_TOKENS, when set, overrides all of them.
@@ -306,5 +307,5 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "probes.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
+    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "lab.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
 }

@@ -12,7 +12,7 @@ Two choices make measurements against it easy to check:
 - Every token it can emit is printable ASCII, so a streaming server sends one chunk per token.
 
 The vocabulary holds common English words, including the filler words of the probe workloads
-(`probes.client.workloads`), so a workload of "about 1,000 input tokens" is about 1,000 tokens here too.
+(`probe_client.workloads`), so a workload of "about 1,000 input tokens" is about 1,000 tokens here too.
 """
 from __future__ import annotations
 

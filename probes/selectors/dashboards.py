@@ -12,30 +12,25 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
-from probes.metrics import HEADLINE_METRICS, PAGE_METRICS
+from probe_client.compat import CHECKS, CompatCheck
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
-from probes.presenters import (
-    NOT_CONFIGURED,
-    CheckDescription,
+from probes.selectors.cells import (
     CompatCell,
     MetricFigures,
     WorkloadOption,
     age_since,
-    compat_check_description,
-    compat_check_names,
     excerpt,
     finite_number,
-    percentile_window_days,
     stale_after,
-    target_configuration,
 )
 from probes.selectors.prices import PriceQuote, match_price
-from scoring.terms import workload_input_tokens
+from scoring.vocabulary import COMPAT_CHECKS, HEADLINE_METRICS, PAGE_METRICS, workload_input_tokens
 
 PROVIDERS = "providers"
 ENGINES = "engines"
@@ -95,16 +90,17 @@ class CompatMatrix:
         return [(check, [row.cells[position] for row in self.rows]) for position, check in enumerate(self.checks)]
 
     @property
-    def lines(self) -> list[tuple[CheckDescription, list[CompatCell]]]:
-        """by_check with what each check sends and when it counts as supported."""
-        return [(compat_check_description(check), cells) for check, cells in self.by_check]
+    def lines(self) -> list[tuple[str, CompatCheck | None, list[CompatCell]]]:
+        """by_check with the suite's registration of each check (what it sends and when it counts as supported);
+        None for a check found in stored cells that the suite no longer runs."""
+        return [(name, CHECKS.get(name), cells) for name, cells in self.by_check]
 
 
 def _compat_matrix(targets: list[ProbeTarget], statuses: Iterable[CompatStatus]) -> CompatMatrix:
     by_target: dict[int, dict[str, CompatStatus]] = defaultdict(dict)
     for status in statuses:
         by_target[status.target_id][status.check_name] = status
-    checks = compat_check_names()
+    checks = list(COMPAT_CHECKS)
     extra = sorted({name for cells in by_target.values() for name in cells} - set(checks))
     checks += extra
     rows = []
@@ -141,7 +137,7 @@ class Dashboard:
 
     @property
     def not_configured_targets(self) -> list[ProbeTarget]:
-        return [target for target in self.targets if target_configuration(target) == NOT_CONFIGURED]
+        return [target for target in self.targets if target.configuration == ProbeTarget.NOT_CONFIGURED]
 
     @property
     def has_measurements(self) -> bool:
@@ -325,7 +321,7 @@ def dashboard_for(
         rows.append(
             DashboardRow(
                 target=target,
-                configuration=target_configuration(target),
+                configuration=target.configuration,
                 summary=summary,
                 figures=all_figures[: len(HEADLINE_METRICS)],
                 all_figures=all_figures,
@@ -370,5 +366,5 @@ def dashboard_for(
         compat=compat,
         chart_data=_chart_data(rows, history, selected, now) if selected else {},
         now=now,
-        percentile_window_days=percentile_window_days(),
+        percentile_window_days=settings.PROBE_SUMMARY_WINDOW_DAYS,
     )

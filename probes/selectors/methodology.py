@@ -13,11 +13,10 @@ from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
 
-from probes.client import WORKLOADS
-from probes.client import metrics as client_metrics
+from probe_client import WORKLOADS, stream_analysis
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import STALE_AFTER_PARALLEL, age_since, stale_after, target_configuration
-from scoring.terms import workload_input_tokens
+from probes.selectors.cells import STALE_AFTER_PARALLEL, age_since, stale_after
+from scoring.vocabulary import workload_input_tokens
 
 
 @dataclass
@@ -67,7 +66,7 @@ def freshness_report(*, now: dt.datetime | None = None) -> Freshness:
         speed.append(
             FreshnessRow(
                 target=summary.target,
-                configuration=target_configuration(summary.target),
+                configuration=summary.target.configuration,
                 workload=summary.workload,
                 concurrency=summary.concurrency,
                 last_run_at=summary.last_run_at,
@@ -158,7 +157,7 @@ class BufferedStreamRule:
 
 def buffered_stream_rule() -> BufferedStreamRule:
     """The threshold the probe client flags a buffered stream with, for the methodology page to quote."""
-    return BufferedStreamRule(share_percent=client_metrics.BUFFERED_SHARE * 100)
+    return BufferedStreamRule(share_percent=stream_analysis.BUFFERED_SHARE * 100)
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,23 @@ from django.db.models import QuerySet
 
 from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigure, Tool, ToolApiSurface
 from catalog.selectors import REFERENCE_MODEL_SLUG
-from probes.metrics import METRIC_BY_KEY, METRIC_BY_REPORTED, PAGE_METRICS, TTFAT, TTFT, Metric
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import MetricFigures, WorkloadOption
-from scoring.terms import blended_price, model_key, workload_input_tokens
+from probes.selectors.cells import MetricFigures, WorkloadOption
+from scoring.vocabulary import (
+    DOCUMENTED_GAPS,
+    METRIC_BY_KEY,
+    METRIC_BY_REPORTED,
+    PAGE_METRICS,
+    TTFAT,
+    TTFT,
+    Metric,
+    blended_price,
+    model_slug,
+    workload_input_tokens,
+)
 
 # The compat surface every probe speaks; its documented checks are the ones a model row summarises.
 OPENAI_CHAT_SURFACE = "openai-chat"
-DOCUMENTED_PROBLEMS = frozenset({"partial", "ignored", "unsupported", "rejected"})
 
 MEASURED = "measured"
 REPORTED = "reported"
@@ -122,7 +131,7 @@ class OfferingRow:
 
     @property
     def documented_problems(self) -> list[tuple[str, str]]:
-        return sorted((name, outcome) for name, outcome in self.documented_checks.items() if outcome in DOCUMENTED_PROBLEMS)
+        return sorted((name, outcome) for name, outcome in self.documented_checks.items() if outcome in DOCUMENTED_GAPS)
 
     @property
     def documented_supported(self) -> int:
@@ -263,9 +272,9 @@ def model_comparisons(
 
     targets_by_offering: dict[int, list[ProbeTarget]] = defaultdict(list)
     for offering in offerings:
-        wanted = {model_key(offering.api_model_id), model_key(offering.model.slug)} - {""}
+        wanted = {model_slug(offering.api_model_id), model_slug(offering.model.slug)} - {""}
         targets_by_offering[offering.pk] = [
-            target for target in targets if target.tool_id == offering.tool_id and model_key(target.model_id) in wanted
+            target for target in targets if target.tool_id == offering.tool_id and model_slug(target.model_id) in wanted
         ]
     summaries_by_target: dict[int, list[MeasurementSummary]] = defaultdict(list)
     for summary in summaries:

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from catalog.models import PriceItem
 from probes.models import ProbeTarget
-from probes.presenters import usd_text
-from scoring.terms import blended_price, model_key
+from scoring.money import format_usd
+from scoring.vocabulary import blended_price, model_slug
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,11 @@ class PriceQuote:
 
     @property
     def input_text(self) -> str:
-        return usd_text(self.input_usd)
+        return format_usd(self.input_usd, symbol=False)
 
     @property
     def output_text(self) -> str:
-        return usd_text(self.output_usd)
+        return format_usd(self.output_usd, symbol=False)
 
 
 def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote | None:
@@ -42,7 +42,7 @@ def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote 
     Model ids carry provider prefixes ('accounts/fireworks/models/gpt-oss-120b', 'openai/gpt-oss-120b') that price
     lists do not, so both sides are compared by their last path segment with punctuation removed.
     """
-    wanted = model_key(target.model_id)
+    wanted = model_slug(target.model_id)
     if not wanted:
         return None
     candidates = [
@@ -53,7 +53,7 @@ def match_price(target: ProbeTarget, prices: Iterable[PriceItem]) -> PriceQuote 
         and price.output_usd_per_mtok is not None
     ]
     # Only the same model: a near name ("llama-3-70b" inside "llama-3-70b-versatile") may be priced differently.
-    exact = [price for price in candidates if model_key(price.item) == wanted]
+    exact = [price for price in candidates if model_slug(price.item) == wanted]
     if not exact:
         return None
     exact.sort(key=lambda price: (price.tier != PriceItem.Tier.ON_DEMAND, price.position, price.pk))

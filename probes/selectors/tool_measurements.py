@@ -11,16 +11,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from catalog.models import Tool
-from probes.metrics import HEADLINE_METRICS, Metric
-from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeTarget
-from probes.presenters import (
-    OUTCOME_SYMBOLS,
-    MetricFigures,
-    WorkloadOption,
-    age_since,
-    stale_after,
-    target_configuration,
-)
+from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
+from probes.selectors.cells import MetricFigures, WorkloadOption, age_since, stale_after
+from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, MEASURED_PROBLEMS, Metric
 
 
 @dataclass
@@ -93,16 +86,11 @@ def tool_measurements(*, tool: Tool, now: dt.datetime | None = None) -> ToolMeas
         workloads.sort(key=lambda item: item.option.sort_key)
         target_statuses = statuses.get(target.pk, [])
         counts = []
-        for outcome, label in CompatOutcome.Outcome.choices:
-            count = sum(1 for status in target_statuses if status.outcome == outcome)
+        for outcome in MEASURED_OUTCOMES:
+            count = sum(1 for status in target_statuses if status.outcome == outcome.value)
             if count:
-                counts.append((outcome, f"{OUTCOME_SYMBOLS[outcome]} {label}", count))
-        problems = [
-            status
-            for status in target_statuses
-            if status.outcome
-            in (CompatOutcome.Outcome.IGNORED, CompatOutcome.Outcome.REJECTED, CompatOutcome.Outcome.ERROR)
-        ]
-        entries.append(ToolTargetMeasurements(target, target_configuration(target), workloads, counts, problems))
+                counts.append((outcome.value, f"{outcome.symbol} {outcome.label}", count))
+        problems = [status for status in target_statuses if status.outcome in MEASURED_PROBLEMS]
+        entries.append(ToolTargetMeasurements(target, target.configuration, workloads, counts, problems))
     url_name = "probes:providers" if tool.kind == Tool.Kind.PROVIDER else "probes:engines"
     return ToolMeasurements(tool=tool, targets=entries, dashboard_url_name=url_name, now=now)

@@ -1,70 +1,70 @@
 """Turn stored per-request measurements into the summary rows that pages and the API read.
 
-Percentiles use linear interpolation between closest ranks (numpy's and pandas' default, the
-method vLLM's and SGLang's benchmark scripts report with). Only successful requests enter the
+Percentiles are the vocabulary's (scoring.vocabulary.percentile). Only successful requests enter the
 latency and speed figures; failures count against the success rate instead. The 72-hour median
 follows Artificial Analysis, which reports the median of the past 72 hours.
 """
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import pandas as pd
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max, Min, OuterRef, Subquery
 from django.utils import timezone
 
-from probes.metrics import PERCENTILES, Percentiles, TargetFigures, run_summary_keys
 from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget, RequestMeasurement
+from scoring.vocabulary import Percentiles, TargetFigures, percentile, percentiles, run_summary_keys
 
 # Runs whose requests count: a failed run's requests lower the success rate, they are not dropped.
 MEASURED_STATUSES = (ProbeRun.Status.SUCCEEDED, ProbeRun.Status.PARTIAL, ProbeRun.Status.FAILED)
 DIGITS = 3
 
 
-def _rounded(value: float) -> float | None:
-    return None if pd.isna(value) else round(float(value), DIGITS)
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), DIGITS)
 
 
-def percentiles(values: Iterable[float | None]) -> Percentiles:
-    """p50/p95/p99 of the non-missing values, or None for each when there are none."""
-    series = pd.Series(list(values), dtype="float64").dropna()
-    if series.empty:
-        return Percentiles(**dict.fromkeys(PERCENTILES))
-    return Percentiles(**{name: _rounded(series.quantile(q / 100)) for name, q in PERCENTILES.items()})
+def rounded_percentiles(values: Iterable[float | None]) -> Percentiles:
+    """p50/p95/p99 of the non-missing values as stored, or None for each when there are none."""
+    return Percentiles(**{name: _rounded(value) for name, value in percentiles(values).items()})
 
 
 def run_summary_compute(*, rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Per-run figures for history charts: {metric: {p50,p95,p99}} plus request counts and success rate."""
-    keys = run_summary_keys()
-    frame = pd.DataFrame.from_records(list(rows), columns=["ok", *keys])
-    total = len(frame)
-    succeeded = frame[frame["ok"].astype(bool)] if total else frame
-    summary: dict[str, Any] = {metric: percentiles(succeeded[metric]) for metric in keys}
+    rows = list(rows)
+    succeeded = [row for row in rows if row["ok"]]
+    summary: dict[str, Any] = {
+        key: rounded_percentiles(row.get(key) for row in succeeded) for key in run_summary_keys()
+    }
     summary.update(
-        requests=total,
+        requests=len(rows),
         succeeded=len(succeeded),
-        success_rate=round(len(succeeded) / total, 4) if total else None,
+        success_rate=round(len(succeeded) / len(rows), 4) if rows else None,
     )
     return summary
 
 
-def _group_metrics(group: pd.DataFrame, *, recent_since: dt.datetime) -> tuple[dict[str, Any], int, int]:
-    succeeded = group[group["ok"]]
-    recent = succeeded[succeeded["started_at"] >= recent_since]
-    metrics: dict[str, TargetFigures] = {}
-    for metric in run_summary_keys():
-        recent_values = recent[metric].dropna()
-        median = _rounded(recent_values.median()) if not recent_values.empty else None
-        metrics[metric] = TargetFigures(**percentiles(succeeded[metric]), median_72h=median)
+def _group_metrics(
+    requests: list[tuple[bool, dt.datetime, dict[str, float | None]]], *, recent_since: dt.datetime
+) -> tuple[dict[str, Any], int, int]:
+    succeeded = [figures for ok, _, figures in requests if ok]
+    recent = [figures for ok, started_at, figures in requests if ok and started_at >= recent_since]
+    metrics = {
+        key: TargetFigures(
+            **rounded_percentiles(figures[key] for figures in succeeded),
+            median_72h=_rounded(percentile((figures[key] for figures in recent), 50)),
+        )
+        for key in run_summary_keys()
+    }
     return metrics, len(succeeded), len(recent)
 
 
-def _success_rate(flags: pd.Series) -> float | None:
-    return round(float(flags.mean()), 4) if len(flags) else None
+def _success_rate(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
 
 
 def _lock_target(target: ProbeTarget) -> None:
@@ -85,7 +85,6 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
     window_start = now - dt.timedelta(days=settings.PROBE_SUMMARY_WINDOW_DAYS)
     recent_since = now - dt.timedelta(hours=settings.PROBE_MEDIAN_WINDOW_HOURS)
     keys = run_summary_keys()
-    columns = ["workload", "concurrency", "ok", "started_at", *keys]
     rows = (
         RequestMeasurement.objects.filter(
             run__target=target,
@@ -97,12 +96,9 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
         .values_list("run__workload", "run__concurrency", "ok", "started_at", *keys)
         .order_by()
     )
-    frame = pd.DataFrame.from_records(list(rows), columns=columns)
-    if not frame.empty:
-        frame["ok"] = frame["ok"].astype(bool)
-        frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
-        for metric in keys:
-            frame[metric] = frame[metric].astype("float64")
+    requests: dict[tuple[str, int], list[tuple[bool, dt.datetime, dict[str, float | None]]]] = defaultdict(list)
+    for workload, concurrency, ok, started_at, *figures in rows:
+        requests[(workload, concurrency)].append((bool(ok), started_at, dict(zip(keys, figures, strict=True))))
 
     run_spans = {
         (span["workload"], span["concurrency"]): span
@@ -127,18 +123,14 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
     groups.update(MeasurementSummary.objects.filter(target=target).values_list("workload", "concurrency"))
     refreshed = []
     for workload, concurrency in sorted(groups):
-        group = (
-            frame[(frame["workload"] == workload) & (frame["concurrency"] == concurrency)]
-            if not frame.empty
-            else frame
-        )
-        if group.empty:
+        group = requests.get((workload, concurrency), [])
+        if not group:
             metrics, samples, samples_72h = {}, 0, 0
             success_rate = success_rate_72h = None
         else:
             metrics, samples, samples_72h = _group_metrics(group, recent_since=recent_since)
-            success_rate = _success_rate(group["ok"])
-            success_rate_72h = _success_rate(group[group["started_at"] >= recent_since]["ok"])
+            success_rate = _success_rate([ok for ok, _, _ in group])
+            success_rate_72h = _success_rate([ok for ok, started_at, _ in group if started_at >= recent_since])
         span = run_spans.get((workload, concurrency), {})
         summary, _ = MeasurementSummary.objects.update_or_create(
             target=target,

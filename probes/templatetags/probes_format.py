@@ -3,16 +3,15 @@ from decimal import Decimal
 
 from django import template
 
+from core import decimals
+
 register = template.Library()
 
 
 @register.filter
 def decimal_text(value: Decimal | None) -> str:
     """A stored decimal as its publisher wrote it: 500.0000 -> '500', 1.5400 -> '1.54'."""
-    if value is None:
-        return ""
-    text = f"{value:f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return decimals.decimal_text(value) or ""
 
 
 @register.filter

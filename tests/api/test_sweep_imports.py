@@ -4,12 +4,12 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from probes.models import SweepLevel, SweepRun
+from lab.models import SweepLevel, SweepRun
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(__file__).resolve().parents[1] / "probes" / "fixtures" / "peer_results"
+FIXTURES = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "peer_results"
 URL = "/api/v1/probes/sweeps/import/"
 
 

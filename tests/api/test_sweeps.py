@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from probes.models import SweepRun
+from lab.models import SweepRun
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, SweepLevelFactory, SweepRunFactory
 
 pytestmark = pytest.mark.django_db

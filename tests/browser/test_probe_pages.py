@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from catalog.models import Tool
-from probes import presenters
+from scoring.vocabulary import COMPAT_CHECKS
 from tests.probes.dashboard_data import OUTCOMES, TEST_KEY_ENV, make_compat, make_measured_target, make_price, make_tool
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -36,7 +36,7 @@ def measured_providers(monkeypatch):
         now=now, slug="cerebras-oss", name="Cerebras · gpt-oss-120b", tool=cerebras, ttft=95.0, speed=2900.0,
         e2e=450.0, history_runs=8, age=dt.timedelta(hours=2),
     )
-    checks = presenters.compat_check_names()
+    checks = list(COMPAT_CHECKS)
     make_compat(target=first, check_name=checks[0], outcome=OUTCOMES.SUPPORTED, detail="effect verified")
     make_compat(target=second, check_name=checks[0], outcome=OUTCOMES.REJECTED, http_status=400,
                 message=REJECTION_MESSAGE)

@@ -13,10 +13,10 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from probes.client import COMPAT_CHECKS
 from probes.engine.machine import cpu_model_name
 from probes.engine.tiny_model import MODEL_NAME
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
+from scoring.vocabulary import COMPAT_CHECKS
 from tests.factories import ProbeTargetFactory, ToolFactory
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]

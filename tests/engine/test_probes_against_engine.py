@@ -12,10 +12,10 @@ import httpx
 import jsonschema
 import pytest
 
-from probes.client import EndpointConfig, run_compat_suite, run_speed_suite
-from probes.client import compat as suite
-from probes.client.workloads import build_messages
+from probe_client import EndpointConfig, compat as suite, run_compat_suite, run_speed_suite
+from probe_client.workloads import build_messages
 from probes.engine.server import parse_perf_reports
+from scoring.vocabulary import COMPAT_CHECKS
 
 pytestmark = pytest.mark.engine
 
@@ -414,10 +414,10 @@ def direct_verdict(check: str, direct: Direct, token_param: str) -> Verdict:
 
 
 def test_the_suite_runs_every_documented_check(compat_outcomes):
-    assert tuple(compat_outcomes) == suite.COMPAT_CHECKS
+    assert tuple(compat_outcomes) == COMPAT_CHECKS
 
 
-@pytest.mark.parametrize("check", suite.COMPAT_CHECKS)
+@pytest.mark.parametrize("check", COMPAT_CHECKS)
 def test_compat_outcome_agrees_with_a_direct_request(compat_outcomes, direct, engine_limits_with, check):
     token_param = "max_completion_tokens" if engine_limits_with["max_completion_tokens"] else "max_tokens"
     verdict = direct_verdict(check, direct, token_param)

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from probes.client import EndpointConfig
-from probes.client.sweep import (
+from probe_client import EndpointConfig
+from probe_client.sweep import (
     SLO,
     SweepPlan,
     Workload,

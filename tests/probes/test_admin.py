@@ -1,23 +1,10 @@
-"""Admin: targets editable with their key variable's name and state; runs and measurements read-only; a peer
-tool's result file imported as a lab run."""
-from pathlib import Path
-
+"""Admin: targets editable with their key variable's name and state; runs and measurements read-only."""
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from probes.models import (
-    CompatOutcome,
-    CompatStatus,
-    MeasurementSummary,
-    ProbeRun,
-    ProbeTarget,
-    RequestMeasurement,
-    SweepLevel,
-    SweepRun,
-)
+from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget, RequestMeasurement
 from tests.factories import (
     CompatOutcomeFactory,
     CompatStatusFactory,
@@ -25,14 +12,11 @@ from tests.factories import (
     ProbeRunFactory,
     ProbeTargetFactory,
     RequestMeasurementFactory,
-    SweepLevelFactory,
-    SweepRunFactory,
 )
 
 pytestmark = pytest.mark.django_db
 
-MODELS = (ProbeTarget, ProbeRun, RequestMeasurement, CompatOutcome, MeasurementSummary, CompatStatus, SweepRun)
-PEER_RESULTS = Path(__file__).resolve().parent / "fixtures" / "peer_results"
+MODELS = (ProbeTarget, ProbeRun, RequestMeasurement, CompatOutcome, MeasurementSummary, CompatStatus)
 
 
 def _url(model, action="changelist", *args):
@@ -46,7 +30,6 @@ def probe_rows():
     CompatOutcomeFactory()
     MeasurementSummaryFactory(target=run.target)
     CompatStatusFactory(target=run.target)
-    SweepLevelFactory(run=SweepRunFactory(), level=1.0)
     return run
 
 
@@ -117,22 +100,3 @@ def test_changelist_query_count_does_not_grow_with_rows(admin_client, model):
             assert admin_client.get(_url(model)).status_code == 200
         counts.append(len(queries))
     assert counts[0] == counts[1]
-
-
-def test_a_result_file_is_imported_from_the_lab_runs_list(admin_client):
-    listing = admin_client.get(_url(SweepRun))
-    assert _url(SweepRun, "import").encode() in listing.content
-    assert admin_client.get(_url(SweepRun, "import")).status_code == 200
-    upload = SimpleUploadedFile("benchmarks.json", (PEER_RESULTS / "guidellm-0.8.1-benchmarks.json").read_bytes())
-    response = admin_client.post(_url(SweepRun, "import"), {"file": upload, "source_tool": "", "hardware_count": 1})
-    run = SweepRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("probes:sweep-detail", args=[run.pk])
-    assert run.source_tool == "guidellm" and run.levels.count() == 3
-
-
-def test_a_bad_file_is_refused_with_its_reason_and_nothing_is_stored(admin_client):
-    upload = SimpleUploadedFile("results.json", b'{"results": []}')
-    response = admin_client.post(_url(SweepRun, "import"), {"file": upload, "hardware_count": 1})
-    assert response.status_code == 400
-    assert b"not a result file of vLLM bench serve" in response.content
-    assert SweepRun.objects.count() == 0 and SweepLevel.objects.count() == 0

@@ -1,70 +1,38 @@
-"""The metric registry (probes/metrics.py) is the one declaration of the measured metrics and of the summaries
-that hold them: the client, the summary services, the CLI, the API and the pages read it, and a metric added to
-a summary there reaches every one of them."""
-import ast
+"""The vocabulary's metrics (scoring.vocabulary) are the one declaration of the measured metrics and of the
+summaries that hold them: the client, the summary services, the CLI, the API and the pages read them, and a metric
+added to a summary there reaches every one of them."""
 import csv
 import datetime as dt
 import io
 import json
 import re
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
 from catalog.models import ReportedFigure
-from probes import apis, metrics
-from probes.client import RequestResult, SpeedResult
-from probes.client.sweep.stats import LevelResult
-from probes.metrics import (
+from lab.models import SweepLevel
+from probe_client import RequestResult, SpeedResult
+from probe_client.sweep.stats import LevelResult
+from probes import apis
+from probes.models import MeasurementSummary, ProbeRun, RequestMeasurement
+from probes.services.summaries import run_summary_compute
+from scoring import vocabulary
+from scoring.vocabulary import (
     CLIENT_SUMMARY_METRICS,
     HEADLINE_METRICS,
     LEVEL_METRICS,
-    METRIC_BY_KEY,
     METRIC_BY_REPORTED,
-    METRICS,
     PAGE_METRICS,
     PERCENTILES,
     RUN_SUMMARY_METRICS,
-    LevelFigures,
     TargetFigures,
 )
-from probes.models import MeasurementSummary, ProbeRun, RequestMeasurement, SweepLevel
-from probes.services.summaries import run_summary_compute
 from tests import factories
 from tests.probes.dashboard_data import make_measured_target, make_tool, metrics_json
 from tests.simulator import start_simulator
-
-ROOT = Path(__file__).resolve().parents[2]
-SELECTIONS = {
-    "run summary": RUN_SUMMARY_METRICS,
-    "client summary": CLIENT_SUMMARY_METRICS,
-    "pages": PAGE_METRICS,
-    "headline": HEADLINE_METRICS,
-    "benchmark-lab level": LEVEL_METRICS,
-}
-# Literals that name metric keys for another reason than listing metrics: an SLO's own two objective fields.
-NOT_METRIC_LISTS = {("probes/client/sweep/stats.py", "SLO")}
-
-
-def test_each_metric_is_declared_once_and_every_summary_lists_registered_metrics():
-    keys = [metric.key for metric in METRICS]
-    assert len(keys) == len(set(keys)) and set(METRIC_BY_KEY) == set(keys)
-    for name, selection in SELECTIONS.items():
-        assert all(METRIC_BY_KEY[metric.key] is metric for metric in selection), name
-        assert len(set(selection)) == len(selection), name
-    assert set(PAGE_METRICS) == set(RUN_SUMMARY_METRICS)
-    assert PAGE_METRICS[: len(HEADLINE_METRICS)] == HEADLINE_METRICS
-
-
-def test_percentile_names_are_read_off_the_summary_shapes():
-    assert PERCENTILES == {"p50": 50, "p95": 95, "p99": 99}
-    assert tuple(TargetFigures.__annotations__) == (*PERCENTILES, "median_72h")
-    assert tuple(LevelFigures.__annotations__) == (*PERCENTILES, "mean")
-    assert metrics.TTFT.percentile_field("p50") == "ttft_p50_ms"
-    assert metrics.OUTPUT_SPEED.percentile_field("p99") == "output_speed_p99_tps"
 
 
 def test_every_summarised_metric_is_a_stored_and_measured_column():
@@ -85,55 +53,7 @@ def test_reported_figures_are_converted_into_the_unit_of_their_measured_metric()
     assert METRIC_BY_REPORTED["ttft"].converted(0.25, unit="s") == 250.0
     assert METRIC_BY_REPORTED["output_speed"].converted(812.0, unit="tok/s") == 812.0
     with pytest.raises(KeyError):
-        metrics.TTFT.converted(1.0, unit="tok/s")
-
-
-def _listed_metric_keys(path: Path) -> list[tuple[int, list[str]]]:
-    """(line, keys) of every tuple, list or set literal naming two or more metric keys, and of every dict
-    literal mapping something to two or more metric keys, outside the classes NOT_METRIC_LISTS exempts."""
-    keys = set(METRIC_BY_KEY)
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    relative = path.relative_to(ROOT).as_posix()
-    exempt = {
-        id(node)
-        for cls in ast.walk(tree)
-        if isinstance(cls, ast.ClassDef) and (relative, cls.name) in NOT_METRIC_LISTS
-        for node in ast.walk(cls)
-    }
-    found = []
-    for node in ast.walk(tree):
-        if id(node) in exempt:
-            continue
-        if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            candidates = node.elts
-        elif isinstance(node, ast.Dict):
-            candidates = node.values
-        else:
-            continue
-        named = [item.value for item in candidates if isinstance(item, ast.Constant) and item.value in keys]
-        if len(named) >= 2:
-            found.append((node.lineno, named))
-    return found
-
-
-def test_no_module_but_the_registry_lists_metrics():
-    listed = {}
-    for package in ("probes", "catalog", "core", "recommend", "scoring", "benchmarks"):
-        for path in sorted((ROOT / package).rglob("*.py")):
-            if "migrations" in path.parts or path == ROOT / "probes" / "metrics.py":
-                continue
-            if found := _listed_metric_keys(path):
-                listed[path.relative_to(ROOT).as_posix()] = found
-    assert not listed, f"metric keys listed outside probes/metrics.py: {listed}"
-
-
-def test_the_scan_catches_a_planted_list(tmp_path, monkeypatch):
-    planted = tmp_path / "probes" / "presenters.py"
-    planted.parent.mkdir()
-    planted.write_text('ORDER = ("ttft_ms", "e2e_ms")\nLABELS = {"TTFT": "ttft_ms", "E2E": "e2e_ms"}\n')
-    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
-
-    assert _listed_metric_keys(planted) == [(1, ["ttft_ms", "e2e_ms"]), (2, ["ttft_ms", "e2e_ms"])]
+        vocabulary.TTFT.converted(1.0, unit="tok/s")
 
 
 def test_the_clients_summary_has_the_registrys_metrics_and_percentiles():
@@ -214,7 +134,7 @@ def test_a_metric_added_to_the_run_summary_reaches_the_store_the_cli_and_the_api
 ):
     """headers_ms is measured and stored per request but summarised only by the client; adding it to the run
     summary in the registry is all it takes for runs, summaries, the CLI, the API and its CSV to carry it."""
-    monkeypatch.setattr(metrics, "RUN_SUMMARY_METRICS", (*RUN_SUMMARY_METRICS, metrics.HEADERS))
+    monkeypatch.setattr(vocabulary, "RUN_SUMMARY_METRICS", (*RUN_SUMMARY_METRICS, vocabulary.HEADERS))
     target = factories.ProbeTargetFactory(base_url=simulator.base_url, model_id=simulator.model)
 
     out = io.StringIO()

@@ -14,7 +14,7 @@ from probes.models import ProbeRun
 from probes.services.runs.enqueue import probe_runs_enqueue
 from probes.services.runs.execute import probe_target_run_now
 from tests.factories import ProbeTargetFactory
-from tests.probes.workers import Worker, wait_for, worker_env
+from tests.workers import Worker, wait_for, worker_env
 from tests.simulator import start_simulator
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery_worker, pytest.mark.slow]

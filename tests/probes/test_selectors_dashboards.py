@@ -4,9 +4,9 @@ import pytest
 from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
-from probes import presenters
-from probes.models import ProbeRun
+from probes.models import ProbeRun, ProbeTarget
 from probes.selectors import dashboards
+from scoring.vocabulary import COMPAT_CHECKS
 from tests import factories
 from tests.probes.dashboard_data import (
     OUTCOMES,
@@ -50,7 +50,7 @@ def test_rows_carry_the_72h_medians_of_the_selected_workload(now):
     assert row.figure("output_speed_tps") == 450.5
     assert [figures.metric.key for figures in row.figures] == ["ttft_ms", "ttfat_ms", "output_speed_tps", "e2e_ms"]
     assert row.success_rate == 0.975
-    assert row.configuration == presenters.READY
+    assert row.configuration == ProbeTarget.READY
     assert _row(board, "groq-oss-10k").summary is None
     assert _row(board, "groq-oss-10k").measured_elsewhere is True
     assert _row(board, "groq-oss").measured_elsewhere is False
@@ -120,8 +120,8 @@ def test_enabled_target_without_its_key_variable_is_not_configured(now, monkeypa
     board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
 
     assert [target.slug for target in board.not_configured_targets] == ["no-key"]
-    assert _row(board, "no-key").configuration == presenters.NOT_CONFIGURED
-    assert _row(board, "with-key").configuration == presenters.READY
+    assert _row(board, "no-key").configuration == ProbeTarget.NOT_CONFIGURED
+    assert _row(board, "with-key").configuration == ProbeTarget.READY
     # A disabled template without figures is not a row, only a target to configure.
     assert "template" not in {row.target.slug for row in board.rows}
     assert [target.slug for target in board.disabled_targets] == ["template"]
@@ -134,7 +134,7 @@ def test_disabled_target_with_past_figures_stays_visible_as_disabled(now):
 
     board = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now)
 
-    assert _row(board, "retired").configuration == presenters.DISABLED
+    assert _row(board, "retired").configuration == ProbeTarget.DISABLED
 
 
 def test_price_matches_the_model_across_provider_prefixes_and_prefers_on_demand(now):
@@ -199,7 +199,7 @@ def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
     tool = make_tool(slug="groq", name="Groq")
     first = factories.ProbeTargetFactory(slug="first", name="First", tool=tool)
     second = factories.ProbeTargetFactory(slug="second", name="Second", tool=tool)
-    checks = presenters.compat_check_names()
+    checks = list(COMPAT_CHECKS)
     make_compat(target=first, check_name=checks[1], outcome=OUTCOMES.REJECTED, http_status=400, message="not allowed")
     make_compat(target=second, check_name=checks[0], outcome=OUTCOMES.SUPPORTED)
 
@@ -211,6 +211,16 @@ def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
     assert [cell.outcome for cell in line] == ["rejected", ""]
     assert "HTTP 400" in line[0].hover_text and "not allowed" in line[0].hover_text
     assert line[1].label == "Not checked"
+
+
+def test_a_check_the_suite_no_longer_runs_keeps_its_row_without_a_description(now):
+    target = factories.ProbeTargetFactory(tool=make_tool(slug="groq", name="Groq"))
+    make_compat(target=target, check_name="retired_check", outcome=OUTCOMES.SUPPORTED)
+
+    lines = dashboards.dashboard_for(audience=dashboards.PROVIDERS, now=now).compat.lines
+
+    assert [(name, check) for name, check, _ in lines][-1] == ("retired_check", None)
+    assert [check.name for _, check, _ in lines[:-1]] == list(COMPAT_CHECKS)
 
 
 @pytest.mark.parametrize("count", [2, 20])

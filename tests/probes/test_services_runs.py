@@ -7,10 +7,16 @@ from django.conf import settings
 from django.utils import timezone
 
 from core.exceptions import ApplicationError
+from core.leases import RunExecution
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, RequestMeasurement
-from probes.services.runs.claim import RunExecution, probe_run_claim
 from probes.services.runs.enqueue import probe_runs_enqueue, probe_schedule_daily, probe_schedule_speed
-from probes.services.runs.execute import SuiteOutcome, probe_run_execute, probe_run_record, probe_target_run_now
+from probes.services.runs.execute import (
+    SuiteOutcome,
+    probe_run_claim,
+    probe_run_execute,
+    probe_run_record,
+    probe_target_run_now,
+)
 from probes.services.runs.recover import probe_runs_recover
 from tests.factories import ProbeRunFactory, ProbeTargetFactory, RequestMeasurementFactory
 

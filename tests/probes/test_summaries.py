@@ -4,7 +4,7 @@ import datetime as dt
 import pytest
 
 from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun
-from probes.services.summaries import compat_statuses_refresh, percentiles, probe_summaries_refresh
+from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, rounded_percentiles
 from tests.factories import (
     CompatOutcomeFactory,
     ProbeRunFactory,
@@ -57,9 +57,9 @@ def measured_target():
 
 
 def test_percentiles_use_linear_interpolation():
-    assert percentiles([100, 200, 300, 400, 500]) == {"p50": 300.0, "p95": 480.0, "p99": 496.0}
-    assert percentiles([None, 7.0]) == {"p50": 7.0, "p95": 7.0, "p99": 7.0}
-    assert percentiles([]) == {"p50": None, "p95": None, "p99": None}
+    assert rounded_percentiles([100, 200, 300, 400, 500]) == {"p50": 300.0, "p95": 480.0, "p99": 496.0}
+    assert rounded_percentiles([None, 7.0]) == {"p50": 7.0, "p95": 7.0, "p99": 7.0}
+    assert rounded_percentiles([]) == {"p50": None, "p95": None, "p99": None}
 
 
 def test_summary_matches_hand_computed_figures(measured_target):

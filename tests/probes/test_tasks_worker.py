@@ -11,7 +11,7 @@ from probes.models import MeasurementSummary, ProbeRun
 from probes.services.runs.enqueue import probe_runs_enqueue
 from probes.tasks import probe_run_task, probe_runs_recover_task, probe_schedule_speed_task
 from tests.factories import ProbeTargetFactory
-from tests.probes.workers import Worker, pool_children, wait_for, worker_env
+from tests.workers import Worker, pool_children, wait_for, worker_env
 from tests.simulator import start_simulator
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.celery_worker, pytest.mark.slow]

@@ -12,8 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from catalog.models import Tool
-from probes import presenters
+from probe_client.compat import CHECKS
 from probes.selectors.tool_measurements import tool_measurements
+from scoring.vocabulary import COMPAT_CHECKS
 from tests import factories
 from tests.probes.dashboard_data import (
     OUTCOMES,
@@ -52,7 +53,7 @@ def providers(now):
         now=now, slug="cerebras-gpt-oss-120b", name="Cerebras · gpt-oss-120b", tool=cerebras,
         ttft=95.0, speed=2950.0, e2e=480.0, age=dt.timedelta(hours=40),
     )
-    checks = presenters.compat_check_names()
+    checks = list(COMPAT_CHECKS)
     make_compat(target=groq_target, check_name=checks[0], outcome=OUTCOMES.SUPPORTED, detail="two choices came back")
     make_compat(target=groq_target, check_name=checks[1], outcome=OUTCOMES.ACCEPTED)
     make_compat(target=groq_target, check_name=checks[2], outcome=OUTCOMES.IGNORED, detail="no logprobs in the reply")
@@ -247,7 +248,7 @@ def test_methodology_page_states_definitions_schedule_and_freshness(client, prov
     assert "Groq · gpt-oss-120b" in freshness and "Cerebras · gpt-oss-120b" in freshness
     assert "data-stale" in freshness
     checks_table = re.search(r"<table class=\"freshness-table\" data-checks>.*?</table>", page, re.S).group(0)
-    for check in presenters.compat_check_descriptions():
+    for check in CHECKS.values():
         assert f"<code>{check.name}</code>" in checks_table
         assert html.escape(check.supported_when) in checks_table
 
@@ -268,7 +269,7 @@ def _build_targets(now, indexes):
                 now=now, slug=f"{owner.slug}-{index}", name=f"{owner.name} {index}", tool=owner,
                 ttft=100.0 + index, speed=300.0, e2e=1000.0, hardware=f"GPU {index % 3}",
             )
-            for check in presenters.compat_check_names()[:4]:
+            for check in list(COMPAT_CHECKS)[:4]:
                 make_compat(target=target, check_name=check, outcome=OUTCOMES.SUPPORTED)
 
 
@@ -363,8 +364,8 @@ def test_pages_only_answer_safe_methods(client, name):
 
 
 def test_methodology_quotes_the_client_buffered_stream_threshold(client):
-    from probes.client import metrics
+    from probe_client import stream_analysis
 
     page = _get(client, "probes:methodology")
 
-    assert f"{metrics.BUFFERED_SHARE * 100:.0f}&nbsp;% or more of them arrived in the same network read" in page
+    assert f"{stream_analysis.BUFFERED_SHARE * 100:.0f}&nbsp;% or more of them arrived in the same network read" in page

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from scoring.ranking import CatalogData, CaveatInfo, DocumentedCheck, PriceInfo, ToolInfo
-from scoring.terms import normalize_model
+from scoring.vocabulary import model_slug
 
 CATALOG_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 
@@ -41,7 +41,7 @@ def catalog_from_fixtures() -> CatalogData:
             for price in row.get("prices") or []:
                 if price.get("unit") == "per_mtok" and price.get("tier", "on_demand") == "on_demand":
                     prices.append(PriceInfo(
-                        tool=row["slug"], model=normalize_model(price["item"]),
+                        tool=row["slug"], model=model_slug(price["item"]),
                         input_usd_per_mtok=float(price["input_usd_per_mtok"]),
                         output_usd_per_mtok=float(price["output_usd_per_mtok"]),
                         source_key=price["source"],

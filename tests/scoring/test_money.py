@@ -15,8 +15,11 @@ def test_format_usd_keeps_the_precision_its_source_states(amount, text):
     assert format_usd(Decimal(amount)) == text
 
 
-def test_format_usd_without_the_symbol_for_cells_that_print_it_apart():
-    assert format_usd(Decimal("0.0750"), symbol=False) == "0.075"
+@pytest.mark.parametrize(
+    ("amount", "text"), [("0.1500", "0.15"), ("0.0750", "0.075"), ("2", "2.00"), ("10.5", "10.50"), ("0", "0.00")]
+)
+def test_format_usd_without_the_symbol_for_cells_that_print_it_apart(amount, text):
+    assert format_usd(Decimal(amount), symbol=False) == text
 
 
 def test_format_usd_of_the_floats_scoring_carries_keeps_cents_and_sub_cent_digits():

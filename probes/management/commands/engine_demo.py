@@ -27,9 +27,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+import probe_client
 from catalog.models import Tool
 from core.exceptions import ApplicationError
-from probes import client as probe_client
 from probes.engine.machine import machine_hardware_description
 from probes.engine.server import (
     EngineSettings,
@@ -40,11 +40,11 @@ from probes.engine.server import (
     stop_engine,
 )
 from probes.engine.tiny_model import MODEL_NAME, TinyModel, write_tiny_model
-from probes.metrics import E2E, OUTPUT_SPEED, TTFT
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
 from probes.services.targets import probe_target_create, probe_target_update
+from scoring.vocabulary import E2E, OUTPUT_SPEED, TTFT
 
 TARGET_SLUG = "llama-cpp-tiny-local"
 TOOL_SLUGS = ("llama-cpp", "llamacpp")

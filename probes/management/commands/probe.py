@@ -18,15 +18,15 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+import probe_client
 from core.exceptions import ApplicationError
-from probes import client as probe_client
-from probes.client.config import api_key_env_error
-from probes.client.workloads import workload_for
-from probes.metrics import PERCENTILES, run_summary_keys
+from probe_client.config import api_key_env_error
+from probe_client.workloads import workload_for
 from probes.models import ProbeRun, ProbeTarget, RequestMeasurement
 from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
-from probes.services.summaries import percentiles
+from probes.services.summaries import rounded_percentiles
+from scoring.vocabulary import COMPAT_CHECKS, PERCENTILES, run_summary_keys
 
 CONFIG_FIELD_OPTIONS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}
 DEFAULT_INPUT_TOKENS = 1000
@@ -48,7 +48,7 @@ def _measurement_json(measurement: RequestMeasurement) -> dict[str, Any]:
 
 def _speed_summary(measurements: list[Any]) -> dict[str, Any]:
     succeeded = [m for m in measurements if m.ok]
-    summary: dict[str, Any] = {key: percentiles(getattr(m, key) for m in succeeded) for key in run_summary_keys()}
+    summary: dict[str, Any] = {key: rounded_percentiles(getattr(m, key) for m in succeeded) for key in run_summary_keys()}
     summary.update(requests=len(measurements), ok=len(succeeded))
     summary["success_rate"] = len(succeeded) / len(measurements) if measurements else None
     return summary
@@ -131,7 +131,7 @@ class Command(BaseCommand):
                 )
             document["speed"] = speed.to_json()
         if "compat" in suites:
-            with self._progress(len(probe_client.COMPAT_CHECKS), "compat") as bar:
+            with self._progress(len(COMPAT_CHECKS), "compat") as bar:
                 compat = asyncio.run(
                     probe_client.run_compat_suite(config, on_check_done=lambda *_args, **_kwargs: bar.update(1))
                 )

@@ -8,13 +8,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 
+import probe_client
 from core.exceptions import ApplicationError
-from probes import client as probe_client
 from probes.models import ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_targets_due, probe_targets_not_configured
+from scoring.vocabulary import COMPAT_CHECKS
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +35,7 @@ class Workload:
 
 
 def _workload(name: str) -> Workload:
-    """A workload of probes.client.WORKLOADS with its fixed output length from settings."""
+    """A workload of probe_client.WORKLOADS with its fixed output length from settings."""
     if name not in probe_client.WORKLOADS:
         known = ", ".join(sorted(probe_client.WORKLOADS))
         raise ApplicationError(
@@ -114,19 +116,18 @@ def probe_runs_create(
                 run.max_output_tokens = max_tokens or workload.max_tokens
                 run.request_count = requests or max(settings.PROBE_SPEED_REQUESTS, concurrency)
             else:
-                run.request_count = len(probe_client.COMPAT_CHECKS)
+                run.request_count = len(COMPAT_CHECKS)
             run.save()
             runs.append(run)
     return runs
 
 
 def probe_runs_send(runs: Sequence[ProbeRun]) -> None:
-    from probes.tasks import probe_run_task
-
     for run in runs:
         try:
-            probe_run_task.apply_async(
-                (run.pk,),
+            current_app.send_task(
+                "probes.tasks.probe_run_task",
+                args=[run.pk],
                 queue=run.queue or "celery",
                 task_id=run.task_id or None,
                 expires=settings.PROBE_RUN_TASK_EXPIRES,
@@ -142,28 +143,10 @@ def probe_runs_send(runs: Sequence[ProbeRun]) -> None:
 
 
 @transaction.atomic
-def probe_runs_enqueue(
-    *,
-    target: ProbeTarget,
-    suites: Sequence[str] = SUITES,
-    workloads: Sequence[str] | None = None,
-    concurrency: int | None = None,
-    requests: int | None = None,
-    region: str | None = None,
-    skip_pending: bool = False,
-    max_tokens: int | None = None,
-) -> list[ProbeRun]:
-    """Create queued runs and send their ids (never keys) to Celery once the transaction commits."""
-    runs = probe_runs_create(
-        target=target,
-        suites=suites,
-        workloads=workloads,
-        concurrency=concurrency,
-        requests=requests,
-        region=region,
-        skip_pending=skip_pending,
-        max_tokens=max_tokens,
-    )
+def probe_runs_enqueue(**plan: Any) -> list[ProbeRun]:
+    """Create queued runs (probe_runs_create's arguments) and send their ids, never keys, to Celery once the
+    transaction commits."""
+    runs = probe_runs_create(**plan)
     if runs:
         transaction.on_commit(lambda: probe_runs_send(runs))
     return runs

@@ -7,7 +7,7 @@ import os
 import platform
 import socket
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,13 +15,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from probes import client as probe_client
-from probes.metrics import run_summary_keys
+import probe_client
+from core import cache as page_cache
+from core.leases import Claim, LeaseKeeper, RunExecution, lease_claim, lease_holder
+from probe_client.secrets import MAX_TEXT, scrub, scrub_text, secret_value
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
-from probes.services.runs.claim import LeaseKeeper, RunExecution, probe_run_claim
-from probes.services.runs.enqueue import SUITES, probe_runs_create
-from probes.services.runs.scrubbing import MAX_TEXT, scrub, scrub_text, secret_value
+from probes.services.runs.enqueue import probe_runs_create
 from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
+from scoring.vocabulary import COMPAT_CHECKS, run_summary_keys
 
 logger = logging.getLogger(__name__)
 
@@ -52,16 +53,11 @@ def probe_target_snapshot(*, target: ProbeTarget) -> dict[str, Any]:
     }
 
 
-def probe_endpoint_config(*, base_url: str, model: str, api_key_env: str | None) -> probe_client.EndpointConfig:
-    """The client's view of an endpoint: the variable NAME only; the client reads the value per request."""
-    return probe_client.EndpointConfig(base_url=base_url, model=model, api_key_env=api_key_env or None)
-
-
 def probe_client_info() -> dict[str, Any]:
     import httpx
 
     return {
-        "client": "probes.client",
+        "client": "probe_client",
         "httpx": httpx.__version__,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -195,16 +191,14 @@ def _request_params(run: ProbeRun) -> dict[str, Any]:
             unique_prompt=True,
         )
     else:
-        params["checks"] = list(probe_client.COMPAT_CHECKS)
+        params["checks"] = list(COMPAT_CHECKS)
     return params
 
 
 def _execute_suite(run: ProbeRun, *, on_progress: Callable | None) -> SuiteOutcome:
     secret = secret_value(run.target.api_key_env)
     try:
-        config = probe_endpoint_config(
-            base_url=run.target.base_url, model=run.target.model_id, api_key_env=run.target.api_key_env
-        )
+        config = run.target.endpoint_config()
         if run.suite == ProbeRun.Suite.SPEED:
             outcome = _run_speed(run, config, secret, on_progress)
         else:
@@ -220,15 +214,21 @@ def _execute_suite(run: ProbeRun, *, on_progress: Callable | None) -> SuiteOutco
     return outcome
 
 
+def probe_run_claim(*, run_id: int, worker: str) -> Claim:
+    """Take a run for this worker (core.leases); nothing a previous attempt left may survive into this one."""
+    with transaction.atomic():
+        claim = lease_claim(ProbeRun, pk=run_id, worker=worker, finished_at=None, region=settings.PROBE_REGION)
+        if claim.outcome is None:
+            RequestMeasurement.objects.filter(run_id=run_id).delete()
+            CompatOutcome.objects.filter(run_id=run_id).delete()
+    return claim
+
+
 def probe_run_record(*, run_id: int, attempt: int, outcome: SuiteOutcome, snapshot: dict[str, Any]) -> bool:
     """Store a finished attempt, only if this attempt still owns the run; False means another took over."""
     now = timezone.now()
     with transaction.atomic():
-        owned = (
-            ProbeRun.objects.select_for_update()
-            .filter(pk=run_id, status=ProbeRun.Status.RUNNING, attempts=attempt)
-            .first()
-        )
+        owned = lease_holder(ProbeRun, pk=run_id, attempt=attempt).select_for_update().first()
         if owned is None:
             return False
         RequestMeasurement.objects.filter(run_id=run_id).delete()
@@ -255,7 +255,7 @@ def probe_run_record(*, run_id: int, attempt: int, outcome: SuiteOutcome, snapsh
 
 def _mark_not_configured(run: ProbeRun, *, worker: str) -> bool:
     now = timezone.now()
-    return bool(
+    marked = bool(
         ProbeRun.objects.filter(pk=run.pk, status=ProbeRun.Status.QUEUED).update(
             status=ProbeRun.Status.NOT_CONFIGURED,
             started_at=now,
@@ -272,6 +272,9 @@ def _mark_not_configured(run: ProbeRun, *, worker: str) -> bool:
             updated_at=now,
         )
     )
+    if marked:
+        page_cache.generation_bump_on_commit()
+    return marked
 
 
 def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None = None) -> RunExecution:
@@ -296,7 +299,7 @@ def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None 
             error_message=f"The environment variable {run.target.api_key_env} is not set where this run executed.",
         )
     else:
-        with LeaseKeeper(run_id=run_id, attempt=claim.attempt):
+        with LeaseKeeper(ProbeRun, pk=run_id, attempt=claim.attempt):
             outcome = _execute_suite(run, on_progress=on_progress)
     if not probe_run_record(run_id=run_id, attempt=claim.attempt, outcome=outcome, snapshot=snapshot):
         logger.warning("Probe run %s attempt %s lost its lease; its results were discarded", run_id, claim.attempt)
@@ -309,28 +312,14 @@ def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None 
 
 
 def probe_target_run_now(
-    *,
-    target: ProbeTarget,
-    suites: Sequence[str] = SUITES,
-    workloads: Sequence[str] | None = None,
-    concurrency: int | None = None,
-    requests: int | None = None,
-    max_tokens: int | None = None,
-    worker: str | None = None,
-    on_progress: Callable | None = None,
+    *, worker: str | None = None, on_progress: Callable | None = None, **plan: Any
 ) -> list[ProbeRun]:
-    """Measure a stored target in this process (no Celery) and store the runs like a worker would."""
-    runs = probe_runs_create(
-        target=target,
-        suites=suites,
-        workloads=workloads,
-        concurrency=concurrency,
-        requests=requests,
-        max_tokens=max_tokens,
-    )
+    """Measure a stored target in this process (no Celery) and store the runs like a worker would; ``plan`` is
+    probe_runs_create's arguments."""
+    runs = probe_runs_create(**plan)
     worker = worker or f"{socket.gethostname()}:{os.getpid()}:direct"
     for run in runs:
         result = probe_run_execute(run_id=run.pk, worker=worker, on_progress=on_progress)
         if result is RunExecution.BUSY:
-            logger.warning("Probe run %s waits: another run of %s is in progress", run.pk, target.slug)
+            logger.warning("Probe run %s waits: another run of %s is in progress", run.pk, run.target.slug)
     return [ProbeRun.objects.select_related("target").get(pk=run.pk) for run in runs]

@@ -1,0 +1,357 @@
+"""REST endpoints of the benchmark lab: sweep runs (measured here or imported), their levels (also as CSV),
+and the staff-only writes that start, stop and resume a run and import a peer tool's result file.
+
+Runs grow without bound, so their list is keyset-paginated (newest first, by id) like the probe runs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+
+from catalog.models import HardwareSpec, Tool
+from core.apis import Api, ListApi, list_envelope, list_response, query_params
+from core.fields import SlugLookupField
+from core.pagination import KeysetParamsSerializer, keyset_page
+from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
+from lab import selectors
+from lab.models import SOURCE_TOOL_LABELS, SweepRun
+from lab.services.imports import sweep_import_file
+from lab.services.run import sweep_run_request, sweep_run_request_stop, sweep_run_resume
+from probe_client.sweep import IMPORT_FORMATS, PRESETS, WorkloadError, workload_from_jsonl
+from probe_client.sweep.imports import MAX_RESULT_BYTES
+from probes.models import ProbeTarget
+from scoring.vocabulary import LEVEL_METRICS, PERCENTILES
+
+TAG_LAB = "benchmark lab"
+TAG_WRITES = "probe writes (staff)"
+
+
+class SweepLevelOutputSerializer(serializers.Serializer):
+    run = serializers.IntegerField(source="run_id")
+    mode = serializers.CharField(help_text="concurrency (closed loop) or rate (open loop, requests/s).")
+    level = serializers.FloatField()
+    requests = serializers.IntegerField()
+    ok = serializers.IntegerField()
+    duration_s = serializers.FloatField(allow_null=True)
+    output_tps = serializers.FloatField(allow_null=True, help_text="Output tokens/s of the whole level.")
+    total_tps = serializers.FloatField(allow_null=True, help_text="Input + output tokens/s.")
+    request_rate = serializers.FloatField(allow_null=True, help_text="Successful requests/s.")
+    goodput_rps = serializers.FloatField(allow_null=True, help_text="Requests/s that met every SLO.")
+    slo_attainment = serializers.FloatField(allow_null=True)
+    meets_slo = serializers.BooleanField(allow_null=True)
+    cost_per_1m_output_usd = serializers.FloatField(allow_null=True)
+    output_tokens_source = serializers.CharField()
+    truncated = serializers.BooleanField()
+    errors = serializers.DictField(child=serializers.IntegerField())
+
+    def to_representation(self, level) -> dict:
+        data = super().to_representation(level)
+        for metric in LEVEL_METRICS:
+            figures = getattr(level, metric.key) or {}
+            for name in PERCENTILES:
+                data[metric.percentile_field(name)] = figures.get(name)
+        return data
+
+
+class SweepRunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    source_tool = serializers.CharField(help_text='"inference-atlas", or the peer tool an import came from.')
+    target = serializers.CharField(source="target.slug", allow_null=True, default=None)
+    tool = serializers.CharField(source="tool.slug", allow_null=True, default=None)
+    hardware = serializers.CharField(source="hardware.slug", allow_null=True, default=None)
+    hardware_count = serializers.IntegerField()
+    hourly_price_usd = serializers.DecimalField(max_digits=10, decimal_places=4, allow_null=True)
+    workload_name = serializers.CharField()
+    workload_key = serializers.CharField(help_text="Runs with the same key measured the same workload.")
+    engine_version = serializers.CharField(help_text="As the server reported it (empty when it did not).")
+    model_fingerprint = serializers.CharField()
+    levels_done = serializers.IntegerField()
+    levels_total = serializers.IntegerField()
+    stopped_reason = serializers.CharField()
+    error_class = serializers.CharField()
+    error_message = serializers.CharField()
+    queued_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, run: SweepRun) -> str:
+        return reverse("api:sweep-run-detail", kwargs={"pk": run.pk}, request=self.context.get("request"))
+
+
+class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
+    plan = serializers.JSONField()
+    workload = serializers.JSONField()
+    card = serializers.JSONField(help_text="The benchmark card: model, weights, engine and version, hardware, flags.")
+    changes = serializers.JSONField(help_text="What the server reported differently from the previous run.")
+    results = serializers.JSONField(help_text="A suite's results, or a sweep's knee.")
+    flags = serializers.CharField()
+    levels = SweepLevelOutputSerializer(many=True)
+    levels_csv = serializers.SerializerMethodField()
+
+    def get_levels_csv(self, run: SweepRun) -> str:
+        url = reverse("api:sweep-level-list", kwargs={"pk": run.pk}, request=self.context.get("request"))
+        return f"{url}?format=csv"
+
+
+class BenchmarkCardInputSerializer(serializers.Serializer):
+    """What the operator states on a run's benchmark card: the hardware, its price and the engine flags."""
+
+    hardware = SlugLookupField(
+        slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
+        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
+    )
+    hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
+    hourly_price_usd = serializers.DecimalField(
+        required=False, allow_null=True, max_digits=10, decimal_places=4, min_value=0,
+        help_text="What the hardware costs per hour; gives cost per 1M output tokens at each level.",
+    )
+    flags = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+
+
+class SweepStartInputSerializer(BenchmarkCardInputSerializer):
+    target = SlugLookupField(
+        slug_field="slug", queryset=ProbeTarget.objects.select_related("tool"),
+        error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
+    )
+    kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, default=SweepRun.Kind.SWEEP)
+    plan = serializers.DictField(
+        required=False, default=dict,
+        help_text="Sweep: mode (concurrency|rate), levels or cap, requests_per_level, slo {ttft_ms, tpot_ms, "
+        "attainment}, max_duration_s, max_in_flight, seed. Suites: their parameters (see docs/benchmark-lab.md).",
+    )
+    workload = serializers.DictField(required=False, help_text="A workload object (see docs/benchmark-lab.md).")
+    preset = serializers.ChoiceField(choices=sorted(PRESETS), required=False, help_text="A named workload.")
+    workload_jsonl = serializers.CharField(
+        required=False, max_length=16 * 1024 * 1024, trim_whitespace=False,
+        help_text="Your traffic's lengths: one JSON object per line with input_tokens and output_tokens.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("workload", "preset", "workload_jsonl") if name in attrs]
+        if attrs["kind"] == SweepRun.Kind.SWEEP and len(given) != 1:
+            raise serializers.ValidationError({"workload": ["Give exactly one of workload, preset or workload_jsonl."]})
+        if "preset" in attrs:
+            attrs["workload"] = PRESETS[attrs.pop("preset")].to_dict()
+        if "workload_jsonl" in attrs:
+            try:
+                attrs["workload"] = workload_from_jsonl(attrs.pop("workload_jsonl"), name="your traffic").to_dict()
+            except WorkloadError as error:
+                raise serializers.ValidationError({"workload_jsonl": [str(error)]}) from None
+        return attrs
+
+
+def _run(pk: int) -> SweepRun:
+    try:
+        return selectors.sweep_run_get(pk=pk)
+    except SweepRun.DoesNotExist:
+        raise NotFound(f"No sweep run with the id {pk}.") from None
+
+
+class SweepRunListApi(ListApi):
+    csv_filename = "sweep-runs"
+    csv_serializer_class = SweepRunOutputSerializer
+    throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
+
+    def get_throttles(self):
+        # Reading is as cheap as any list; only starting a run has the probe runs' own limit.
+        return super().get_throttles() if self.request.method == "POST" else [AnonBurstThrottle(), UserBurstThrottle()]
+
+    class FilterSerializer(KeysetParamsSerializer):
+        target = SlugLookupField(
+            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
+        )
+        tool = SlugLookupField(
+            slug_field="slug", queryset=Tool.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
+        )
+        hardware = SlugLookupField(
+            slug_field="slug", queryset=HardwareSpec.objects.all(), required=False,
+            error_messages={"does_not_exist": 'No hardware with the slug "{value}".'},
+        )
+        kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, required=False)
+        status = serializers.ChoiceField(choices=SweepRun.Status.choices, required=False)
+        source_tool = serializers.ChoiceField(choices=sorted(SOURCE_TOOL_LABELS), required=False)
+        workload_key = serializers.CharField(required=False, max_length=64)
+
+    @extend_schema(
+        operation_id="sweep_runs_list",
+        tags=[TAG_LAB],
+        summary="List benchmark-lab runs",
+        description="Newest first (by id), keyset-paginated; `?format=csv` exports the same page.",
+        parameters=[FilterSerializer],
+        responses={200: inline_serializer(
+            name="SweepRunPage",
+            fields={"next": serializers.URLField(allow_null=True), "previous": serializers.URLField(allow_null=True),
+                    "results": SweepRunOutputSerializer(many=True)},
+        )},
+    )
+    def get(self, request: Request) -> Response:
+        filters = query_params(self.FilterSerializer, request)
+        filters.pop("cursor", None), filters.pop("page_size")
+        for name in ("target", "tool", "hardware"):
+            if filters.get(name) is not None:
+                filters[name] = filters[name].slug
+        page, paginator = keyset_page(selectors.sweep_run_list(filters=filters), request=request)
+        rows = SweepRunOutputSerializer(page, many=True, context={"request": request}).data
+        return paginator.get_paginated_response(rows)
+
+    @extend_schema(
+        operation_id="sweep_runs_create",
+        tags=[TAG_WRITES],
+        summary="Start a sweep or a lab suite (staff)",
+        description="Queues the run and answers at once; poll its URL. Bad parameters or a bad workload file "
+        "answer 400 naming the field (`plan.levels[2]`, `workload.input.mean`, `workload_jsonl` with its line).",
+        request=SweepStartInputSerializer,
+        responses={202: SweepRunOutputSerializer},
+        examples=[OpenApiExample("Chat sweep to 32 streams", request_only=True, value={
+            "target": "my-vllm", "preset": "chat", "hardware": "h100-sxm", "hourly_price_usd": "2.50",
+            "plan": {"cap": 32, "requests_per_level": 64, "slo": {"ttft_ms": 500, "tpot_ms": 50}},
+        })],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SweepStartInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        run = sweep_run_request(
+            actor=request.user,
+            target=data.pop("target"),
+            kind=data["kind"],
+            plan=data.get("plan"),
+            workload=data.get("workload"),
+            hardware=data.get("hardware"),
+            hardware_count=data.get("hardware_count", 1),
+            hourly_price_usd=data.get("hourly_price_usd"),
+            flags=data.get("flags", ""),
+        )
+        return Response(
+            SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
+        )
+
+
+class SweepRunDetailApi(Api):
+    @extend_schema(
+        operation_id="sweep_runs_retrieve", tags=[TAG_LAB], summary="One benchmark-lab run",
+        description="The card, the plan and workload, every level's figures, the knee or the suite's results, "
+        "and what changed since the target's previous run.",
+        responses={200: SweepRunDetailOutputSerializer},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(SweepRunDetailOutputSerializer(_run(pk), context={"request": request}).data)
+
+
+class SweepLevelListApi(ListApi):
+    csv_filename = "sweep-levels"
+    csv_serializer_class = SweepLevelOutputSerializer
+
+    @extend_schema(
+        operation_id="sweep_levels_list", tags=[TAG_LAB], summary="The levels of one sweep run",
+        description="One row per level with TTFT/TPOT/ITL/E2E p50/p95/p99, tok/s, req/s, goodput and cost; "
+        "`?format=csv` for a spreadsheet.",
+        responses={200: list_envelope("SweepLevelList", SweepLevelOutputSerializer)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        return list_response(rows=SweepLevelOutputSerializer(selectors.sweep_level_list(run=run), many=True).data)
+
+
+class _RunAction(Api):
+    throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
+    action: Any
+    refusal: str
+
+    def post(self, request: Request, pk: int) -> Response:
+        run = _run(pk)
+        if not type(self).action(run=run):
+            return Response(
+                {"error": {"code": "invalid", "message": self.refusal.format(status=run.status), "fields": {}}},
+                status=status.HTTP_409_CONFLICT,
+            )
+        run.refresh_from_db()
+        return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+
+
+class SweepRunStopApi(_RunAction):
+    action = staticmethod(sweep_run_request_stop)
+    refusal = "Only a queued or running sweep can be stopped; this one is {status}."
+
+    @extend_schema(operation_id="sweep_runs_stop", tags=[TAG_WRITES], summary="Stop a sweep (staff)",
+                   description="The level in progress is dropped; finished levels stay, and the run can be resumed.",
+                   request=None, responses={202: SweepRunOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)
+
+
+class SweepRunResumeApi(_RunAction):
+    action = staticmethod(sweep_run_resume)
+    refusal = "Only a stopped sweep can be resumed; this one is {status}."
+
+    @extend_schema(operation_id="sweep_runs_resume", tags=[TAG_WRITES], summary="Resume a stopped sweep (staff)",
+                   description="Queues the run again; only the levels not yet stored are measured.",
+                   request=None, responses={202: SweepRunOutputSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        return super().post(request, pk)
+
+
+class SweepImportInputSerializer(BenchmarkCardInputSerializer):
+    file = serializers.FileField(
+        help_text="The tool's result file as it wrote it: vLLM bench serve --save-result JSON (or JSONL with "
+        "--append-result), GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json.",
+    )
+    source_tool = serializers.ChoiceField(
+        choices=IMPORT_FORMATS, required=False, help_text="Which tool wrote the file; recognised from it when absent."
+    )
+    target = SlugLookupField(
+        slug_field="slug", queryset=ProbeTarget.objects.select_related("tool"), required=False, allow_null=True,
+        error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
+    )
+    tool = SlugLookupField(
+        slug_field="slug", queryset=Tool.objects.all(), required=False, allow_null=True,
+        help_text="The engine that was measured (the target's when a target is given).",
+        error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
+    )
+
+    def validate_file(self, upload):
+        if upload.size > MAX_RESULT_BYTES:
+            raise serializers.ValidationError(f"Larger than {MAX_RESULT_BYTES // (1024 * 1024)} MiB.")
+        return upload
+
+
+class SweepImportApi(Api):
+    parser_classes = [MultiPartParser, FormParser]
+    throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
+
+    @extend_schema(
+        operation_id="sweep_runs_import",
+        tags=[TAG_WRITES],
+        summary="Import a peer tool's result file (staff)",
+        description="Stores the file's benchmarks as one run labelled with the tool that wrote it. A file that is "
+        "not one of the known formats, or whose figures are not valid, answers 400 on `file` and stores nothing.",
+        request={"multipart/form-data": SweepImportInputSerializer},
+        responses={201: SweepRunOutputSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SweepImportInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        run = sweep_import_file(
+            data=data["file"].read(),
+            source_tool=data.get("source_tool"),
+            target=data.get("target"),
+            tool=data.get("tool"),
+            hardware=data.get("hardware"),
+            hardware_count=data.get("hardware_count", 1),
+            hourly_price_usd=data.get("hourly_price_usd"),
+            flags=data.get("flags", ""),
+        )
+        return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)

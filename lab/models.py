@@ -1,0 +1,148 @@
+"""Benchmark-lab runs, measured here or imported from a peer tool's result file, and their levels. The tables
+kept the names they had when the lab was part of the probes app."""
+from django.db import models
+from django.utils import timezone
+
+from catalog.models import HardwareSpec, Tool
+from core.models import TimeStampedModel
+from probes.models import ProbeTarget
+
+OWN_TOOL = "inference-atlas"
+# The peer tools whose result files the lab imports, by the name a run records.
+IMPORT_TOOLS = {"vllm-bench-serve": "vLLM bench serve", "guidellm": "GuideLLM", "aiperf": "NVIDIA AIPerf"}
+SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_TOOLS}
+
+
+class SweepRunQuerySet(models.QuerySet):
+    def finished(self):
+        return self.filter(status__in=SweepRun.FINISHED_STATUSES)
+
+    def for_listing(self):
+        return self.select_related("target", "target__tool", "tool", "hardware")
+
+
+class SweepRun(TimeStampedModel):
+    """One benchmark-lab run: a throughput sweep or one of the single-stream suites, measured here by a Celery
+    worker (claimed and leased like a probe run, resumable per level) or imported from a peer tool's file.
+
+    ``card`` is the benchmark card: what the server said about itself (model id, weights/format, engine and
+    version), what the operator entered (hardware, flags), the workload and the client version.
+    """
+
+    class Kind(models.TextChoices):
+        SWEEP = "sweep", "Throughput sweep"
+        PREFILL_DECODE = "prefill_decode", "Prefill vs decode"
+        PREFIX_CACHE = "prefix_cache", "Prefix cache"
+        STRUCTURED_OUTPUT = "structured_output", "Structured output"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        STOPPED = "stopped", "Stopped (resumable)"
+        SUCCEEDED = "succeeded", "Succeeded"
+        PARTIAL = "partial", "Ended early"
+        FAILED = "failed", "Failed"
+        IMPORTED = "imported", "Imported"
+
+    FINISHED_STATUSES = (Status.SUCCEEDED, Status.PARTIAL, Status.FAILED, Status.IMPORTED)
+
+    target = models.ForeignKey(
+        ProbeTarget, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweep_runs"
+    )
+    tool = models.ForeignKey(
+        Tool, null=True, blank=True, on_delete=models.PROTECT, related_name="sweep_runs",
+        help_text="The engine measured (the target's tool, or named by an import).",
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.SWEEP)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    source_tool = models.CharField(
+        max_length=40, default=OWN_TOOL, help_text='"inference-atlas", or the peer tool whose result file was imported.'
+    )
+    hardware = models.ForeignKey(
+        HardwareSpec, null=True, blank=True, on_delete=models.PROTECT, related_name="sweep_runs"
+    )
+    hardware_count = models.PositiveIntegerField(default=1)
+    hourly_price_usd = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    flags = models.TextField(blank=True, help_text="Engine flags as the operator entered them.")
+    workload_name = models.CharField(max_length=80, blank=True)
+    workload_key = models.CharField(max_length=64, blank=True, db_index=True, help_text="Hash of the workload.")
+    workload = models.JSONField(default=dict, blank=True)
+    plan = models.JSONField(default=dict, blank=True, help_text="Levels, SLO, limits, or the suite's parameters.")
+    card = models.JSONField(default=dict, blank=True)
+    engine_version = models.CharField(max_length=120, blank=True)
+    model_fingerprint = models.CharField(max_length=300, blank=True)
+    changes = models.JSONField(
+        default=dict, blank=True,
+        help_text="What changed since the target's previous run: {engine_version|model: {old, new}}.",
+    )
+    results = models.JSONField(default=dict, blank=True, help_text="A suite's result, or a sweep's knee.")
+    levels_total = models.PositiveIntegerField(default=0)
+    levels_done = models.PositiveIntegerField(default=0)
+    stop_requested = models.BooleanField(default=False)
+    stopped_reason = models.CharField(max_length=40, blank=True)
+    error_class = models.CharField(max_length=60, blank=True)
+    error_message = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=80, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SweepRunQuerySet.as_manager()
+
+    class Meta:
+        db_table = "probes_sweeprun"
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["target", "kind", "-queued_at"], name="sweep_target_kind_recent")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["target"], condition=models.Q(status="running"), name="one_running_sweep_per_target"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED_STATUSES
+
+    @property
+    def is_imported(self) -> bool:
+        return self.source_tool != OWN_TOOL
+
+
+class SweepLevel(models.Model):
+    """The figures of one sweep level (see probe_client.sweep.stats for every definition)."""
+
+    run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
+    mode = models.CharField(max_length=12, help_text='"concurrency" (closed loop) or "rate" (open loop).')
+    level = models.FloatField(help_text="Concurrent streams, or requests per second.")
+    requests = models.PositiveIntegerField(default=0)
+    ok = models.PositiveIntegerField(default=0)
+    duration_s = models.FloatField(null=True, blank=True)
+    ttft_ms = models.JSONField(default=dict, blank=True)
+    tpot_ms = models.JSONField(default=dict, blank=True)
+    itl_ms = models.JSONField(default=dict, blank=True)
+    e2e_ms = models.JSONField(default=dict, blank=True)
+    output_tps = models.FloatField(null=True, blank=True)
+    total_tps = models.FloatField(null=True, blank=True)
+    request_rate = models.FloatField(null=True, blank=True)
+    goodput_rps = models.FloatField(null=True, blank=True)
+    slo_attainment = models.FloatField(null=True, blank=True)
+    meets_slo = models.BooleanField(null=True, blank=True)
+    cost_per_1m_output_usd = models.FloatField(null=True, blank=True)
+    errors = models.JSONField(default=dict, blank=True)
+    output_tokens_source = models.CharField(max_length=20, blank=True)
+    truncated = models.BooleanField(default=False)
+    schedule_lag_ms = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        db_table = "probes_sweeplevel"
+        ordering = ["run", "level"]
+        constraints = [models.UniqueConstraint(fields=["run", "level"], name="sweep_level_unique_per_run")]
+
+    def __str__(self) -> str:
+        return f"{self.run} @ {self.level:g}"

@@ -1,0 +1,89 @@
+"""Keeping an API key inside the request that carries it.
+
+The client redacts every message it builds from what a server said (``redact``); whatever the probes and the
+lab store of a run passes ``scrub`` as a last defence: no key (nor an echoed part of one), no NUL byte, no
+unencodable character, no NaN, and no text longer than the column. Plain Python, tested without a database.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from typing import Any
+
+from .errors import MAX_MESSAGE_CHARS
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_CHARS = 4
+MIN_ECHOED_PART_CHARS = 8
+MAX_TEXT = 4000
+
+
+def remove_secrets(text: str, secrets) -> str:
+    """Replace each secret in ``text``, and every run of 8 or more characters of its start or of its end: providers
+    echo keys masked (``sk-proj-ab…wxyz12345``), and what they leave visible is still part of the key. Shorter
+    pieces stay: a few characters are not a secret, and they would hit unrelated text."""
+    for secret in secrets:
+        if not secret or len(secret) < MIN_SECRET_CHARS:
+            continue
+        text = text.replace(secret, REDACTED)
+        for size in range(len(secret) - 1, MIN_ECHOED_PART_CHARS - 1, -1):
+            for part in (secret[:size], secret[-size:]):
+                if part in text:
+                    text = text.replace(part, REDACTED)
+    return text
+
+
+def redact(text: str | None, secrets: tuple[str, ...] | list[str]) -> str:
+    """Remove every secret, every echoed start or end of one, and any bearer token from ``text``; cap its length."""
+    if not text:
+        return ""
+    text = remove_secrets(text, secrets)
+    text = re.sub(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED, text)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + "…"
+    return text
+
+
+def secret_value(api_key_env: str | None) -> str:
+    """The key a run must keep out of storage: the value of the target's variable, when long enough to be one."""
+    value = os.environ.get(api_key_env, "") if api_key_env else ""
+    return value if len(value) >= MIN_SECRET_CHARS else ""
+
+
+def clean_text(text: str, secret: str) -> str:
+    """A string without the key, NUL bytes or unencodable characters, cut to MAX_TEXT."""
+    text = remove_secrets(text, (secret,))
+    # PostgreSQL refuses NUL in text and JSONB, and a lone surrogate (json.loads makes one of "\\ud800") cannot be
+    # encoded for it: either would fail the whole recording transaction.
+    text = text.replace("\x00", "")
+    return text.encode("utf-8", "replace").decode("utf-8")[:MAX_TEXT]
+
+
+def scrub(value: Any, secret: str) -> Any:
+    """Make a value from a provider storable and secret-free: every string (keys included) loses the key, any
+    echoed part of it, NUL bytes and unencodable characters, and is cut to MAX_TEXT; NaN and Infinity (which
+    JSONB refuses) become null. Every stored text and JSON value of a run passes through here."""
+    if isinstance(value, str):
+        return clean_text(value, secret)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {scrub(str(k), secret): scrub(v, secret) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(item, secret) for item in value]
+    return value
+
+
+def scrub_text(value: Any, secret: str) -> str:
+    """Any value as storable text for a text column: strings as they are, anything else as JSON, then scrubbed."""
+    if value is None:
+        return ""
+    # ensure_ascii=False keeps a key with quotes or non-ASCII characters recognisable to the scrub below.
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(scrub(value, ""), default=str, sort_keys=True, ensure_ascii=False)
+    )
+    return scrub(text, secret)
