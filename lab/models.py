@@ -9,7 +9,8 @@ from probes.models import ProbeTarget
 
 OWN_TOOL = "inference-atlas"
 # The peer tools whose result files the lab imports, by the name a run records.
-IMPORT_TOOLS = {"vllm-bench-serve": "vLLM bench serve", "guidellm": "GuideLLM", "aiperf": "NVIDIA AIPerf"}
+IMPORT_TOOLS = {"vllm-bench-serve": "vLLM bench serve", "sglang-bench-serving": "SGLang bench_serving",
+                "guidellm": "GuideLLM", "aiperf": "NVIDIA AIPerf"}
 SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_TOOLS}
 
 

@@ -34,8 +34,10 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from .console import ConsoleBlockError, looks_like_console, printed_by, read_blocks
+
 MAX_RESULT_BYTES = 64 * 1024 * 1024
-IMPORT_FORMATS = ("vllm-bench-serve", "guidellm", "aiperf")
+IMPORT_FORMATS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf")
 
 
 class ResultFileError(ValueError):
@@ -108,9 +110,14 @@ def detect_format(documents: list) -> str | None:
 
 
 def parse_result_file(data: bytes, *, source_tool: str | None = None) -> ParsedResults:
-    """Read one peer tool's result file (``source_tool`` None: recognised from its keys)."""
+    """Read one peer tool's result file, or the result blocks a run printed (``source_tool`` None: recognised
+    from the file's keys or the block's lines)."""
     if source_tool is not None and source_tool not in IMPORT_FORMATS:
         raise ResultFileError(f"source_tool: one of {', '.join(IMPORT_FORMATS)}, got {source_tool!r}")
+    if looks_like_console(data):
+        return _parse_console(data, source_tool)
+    if source_tool == "sglang-bench-serving":
+        raise ResultFileError("file: no \"Serving Benchmark Result\" block of SGLang's bench_serving")
     documents = _documents(data)
     detected = detect_format(documents)
     if source_tool is None:
@@ -486,3 +493,58 @@ def _parse_aiperf(documents: list) -> ParsedResults:
     basis = "Mean lengths as the AIPerf export reports them."
     return ParsedResults("aiperf", levels, card, _workload("AIPerf profile", inputs, outputs, basis),
                          plan={"levels": [level]})
+
+
+# --- printed result blocks (vLLM bench serve, benchmark_serving.py, SGLang bench_serving) ---------------------
+
+
+def _console_level(figures: dict) -> dict:
+    ok, failed = figures["ok"], figures.get("failed", 0)
+    if figures.get("max_concurrency"):
+        mode, level = "concurrency", float(figures["max_concurrency"])
+    elif figures.get("traffic_rate"):
+        mode, level = "rate", figures["traffic_rate"]
+    else:
+        # Every prompt sent at once, unbounded: the level is the number of requests, as for a result file.
+        mode, level = "concurrency", float(ok + failed)
+    stats = figures["stats"]
+    return _level(
+        mode, level, requests=ok + failed, ok=ok, errors={"failed": failed} if failed else {},
+        duration_s=figures["duration_s"], ttft_ms=stats["ttft"], tpot_ms=stats["tpot"], itl_ms=stats["itl"],
+        e2e_ms=stats["e2e"], output_tps=figures["output_tps"], total_tps=figures.get("total_tps"),
+        request_rate=figures.get("request_rate"), goodput_rps=figures.get("goodput_rps"),
+    )
+
+
+def _parse_console(data: bytes, source_tool: str | None) -> ParsedResults:
+    """Every block of the text as one run, a level per block (a sweep pasted block after block)."""
+    if len(data) > MAX_RESULT_BYTES:
+        raise ResultFileError(f"file: larger than {MAX_RESULT_BYTES // (1024 * 1024)} MiB")
+    try:
+        blocks = read_blocks(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ResultFileError(f"file: not UTF-8 text (byte {error.start})") from None
+    except ConsoleBlockError as error:
+        raise ResultFileError(str(error)) from None
+    printed = {printed_by(figures) for _, figures in blocks}
+    if len(printed) > 1:
+        raise ResultFileError(f"line {blocks[-1][0]}: blocks of vLLM's and SGLang's tools are mixed")
+    tool = printed.pop()
+    if source_tool is not None and source_tool != tool:
+        raise ResultFileError(f"line {blocks[0][0]}: a block of {tool}, not of {source_tool}")
+    levels = []
+    for start, figures in blocks:
+        level = _console_level(figures)
+        if any((other["mode"], other["level"]) == (level["mode"], level["level"]) for other in levels):
+            raise ResultFileError(f"line {start}: a second block at the same load ({level['mode']} {level['level']:g})")
+        levels.append(level)
+    counted = [figures for _, figures in blocks if figures["ok"]]
+    inputs = [round(figures.get("input_tokens", 0) / figures["ok"]) for figures in counted]
+    outputs = [round(figures.get("output_tokens", 0) / figures["ok"]) for figures in counted]
+    card = {"backend": blocks[0][1]["backend"]} if "backend" in blocks[0][1] else {}
+    basis = "Mean lengths: the block's total input and generated tokens over its successful requests."
+    levels.sort(key=lambda level: level["level"])
+    return ParsedResults(
+        source_tool=tool, levels=levels, card=card, workload=_workload(f"{tool} result block", inputs, outputs, basis),
+        plan={"levels": [level["level"] for level in levels]},
+    )

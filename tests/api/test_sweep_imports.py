@@ -95,3 +95,31 @@ def test_an_import_against_a_target_follows_the_retest_rule(staff_client):
     assert first.status_code == 201
     run = SweepRun.objects.get(pk=first.json()["id"])
     assert run.target == target and run.tool == target.tool and run.model_fingerprint == "sim-model"
+
+
+BLOCKS = Path(__file__).resolve().parents[1] / "probe_client" / "fixtures" / "console_blocks"
+
+
+@pytest.mark.parametrize(("name", "tool", "level"), [
+    ("vllm_bench_serve__gpustack_gpt-oss-120b_h100_vllm-0.10.2_sharegpt_maxconc4.txt", "vllm-bench-serve", 4.0),
+    ("sglang_bench_serving__sgl-cookbook_gpt-oss-120b_b200x8_sglang-0.5.6_sharegpt_conc100.txt",
+     "sglang-bench-serving", 100.0),
+])
+def test_a_pasted_result_block_imports_as_a_labelled_run(staff_client, name, tool, level):
+    ToolFactory(slug="vllm", kind="engine")
+    content = (BLOCKS / name).read_bytes()
+    response = staff_client.post(URL, {"file": upload("paste.txt", content), "tool": "vllm"}, format="multipart")
+    assert response.status_code == 201, response.json()
+    run = SweepRun.objects.get(pk=response.json()["id"])
+    assert run.source_tool == tool and [stored.level for stored in run.levels.all()] == [level]
+
+
+def test_a_broken_result_block_answers_400_naming_the_line_and_stores_nothing(staff_client):
+    lines = (BLOCKS / "vllm_bench_serve__gpustack_gpt-oss-120b_h100_vllm-0.10.2_sharegpt.txt").read_text().splitlines()
+    truncated = "\n".join(lines[:12]).encode()
+    response = staff_client.post(URL, {"file": upload("paste.txt", truncated)}, format="multipart")
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"]["file"][0] == (
+        "line 12: the block of line 3 ends before its closing ===== line"
+    )
+    assert SweepRun.objects.count() == 0 and SweepLevel.objects.count() == 0
