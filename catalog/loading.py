@@ -148,8 +148,12 @@ SPECS: dict[str, Spec] = {
             "repository_url": to_text,
             "website_url": to_text,
             "last_verified": to_date,
+            "latest_version": to_text,
+            "latest_version_released_on": to_date,
+            "latest_version_source": SOURCE,
         },
-        children=("sources", "prices", "hardware", "quant_formats", "api_surfaces", "features", "not_supported", "caveats"),
+        children=("sources", "prices", "hardware", "quant_formats", "api_surfaces", "features", "not_supported",
+                  "caveats"),
     ),
     "hardware_specs": Spec(
         HardwareSpec,

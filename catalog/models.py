@@ -143,6 +143,13 @@ class Tool(TimeStampedModel):
     repository_url = models.URLField(max_length=500, blank=True)
     website_url = models.URLField(max_length=500, blank=True)
     last_verified = models.DateField(null=True, blank=True)
+    latest_version = models.CharField(
+        max_length=60, blank=True, help_text="The newest release a source states, to tell when evidence is older."
+    )
+    latest_version_released_on = models.DateField(null=True, blank=True)
+    latest_version_source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     sources = models.ManyToManyField(Source, blank=True, related_name="tools")
     hardware = models.ManyToManyField(HardwareTarget, through="HardwareSupport", related_name="tools")
     quant_formats = models.ManyToManyField(QuantFormat, through="ToolQuantFormat", related_name="tools")

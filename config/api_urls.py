@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from catalog import apis as catalog_apis
 from core.apis import ApiIndexApi, not_found
 from lab import apis as lab_apis
+from lab import evidence_apis
 from probes import apis as probe_apis
 from probes import model_apis
 
@@ -30,6 +31,9 @@ urlpatterns = [
     path("compare/", catalog_apis.CompareApi.as_view(), name="compare"),
     path("models/", model_apis.ModelListApi.as_view(), name="model-list"),
     path("models/<slug:slug>/", model_apis.ModelDetailApi.as_view(), name="model-detail"),
+    path("published-benchmarks/", evidence_apis.PublishedBenchmarkListApi.as_view(), name="published-benchmark-list"),
+    path("published-benchmarks/points/", evidence_apis.PublishedPointListApi.as_view(),
+         name="published-benchmark-point-list"),
     path("probes/targets/", probe_apis.ProbeTargetListApi.as_view(), name="probe-target-list"),
     path("probes/targets/<slug:slug>/", probe_apis.ProbeTargetDetailApi.as_view(), name="probe-target-detail"),
     path("probes/targets/<slug:slug>/run/", probe_apis.ProbeTargetRunApi.as_view(), name="probe-target-run"),

@@ -3,7 +3,7 @@ kept the names they had when the lab was part of the probes app."""
 from django.db import models
 from django.utils import timezone
 
-from catalog.models import HardwareSpec, Tool
+from catalog.models import HardwareSpec, LanguageModel, Tool
 from core.models import TimeStampedModel
 from probes.models import ProbeTarget
 
@@ -11,10 +11,19 @@ OWN_TOOL = "inference-atlas"
 # The peer tools whose result files the lab imports, by the name a run records.
 IMPORT_TOOLS = {"vllm-bench-serve": "vLLM bench serve", "sglang-bench-serving": "SGLang bench_serving",
                 "guidellm": "GuideLLM", "aiperf": "NVIDIA AIPerf"}
-SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_TOOLS}
+# Tools publishers name that the lab does not import files of.
+PUBLISHED_TOOLS = {"benchmark-serving-py": "vLLM benchmark_serving.py", "trtllm-bench": "TensorRT-LLM trtllm-bench",
+                   "genai-perf": "NVIDIA GenAI-Perf", "own-script": "the publisher's own script",
+                   "not-stated": "a tool the publisher does not name"}
+SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_TOOLS, **PUBLISHED_TOOLS}
 
 
 class SweepRunQuerySet(models.QuerySet):
+    def lab(self):
+        """Runs measured here or imported from a result file: the lab's own. Published runs are shown as evidence
+        on the engine pages, never in the lab's lists and charts."""
+        return self.exclude(origin=SweepRun.Origin.PUBLISHED)
+
     def finished(self):
         return self.filter(status__in=SweepRun.FINISHED_STATUSES)
 
@@ -23,12 +32,19 @@ class SweepRunQuerySet(models.QuerySet):
 
 
 class SweepRun(TimeStampedModel):
-    """One benchmark-lab run: a throughput sweep or one of the single-stream suites, measured here by a Celery
-    worker (claimed and leased like a probe run, resumable per level) or imported from a peer tool's file.
+    """One benchmark run and its curve, wherever it comes from (`origin`): measured here by a Celery worker
+    (claimed and leased like a probe run, resumable per level), imported from a peer tool's result file, or
+    published by a third party and transcribed from their page (with its publisher, link, dates, model and weight
+    format, parallelism and the workload in their words). Every curve lives here.
 
     ``card`` is the benchmark card: what the server said about itself (model id, weights/format, engine and
     version), what the operator entered (hardware, flags), the workload and the client version.
     """
+
+    class Origin(models.TextChoices):
+        MEASURED = "measured", "Measured here"
+        IMPORTED = "imported", "Imported from a result file"
+        PUBLISHED = "published", "Published by a third party"
 
     class Kind(models.TextChoices):
         SWEEP = "sweep", "Throughput sweep"
@@ -90,6 +106,19 @@ class SweepRun(TimeStampedModel):
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MEASURED, db_index=True)
+    key = models.SlugField(max_length=120, unique=True, null=True, blank=True,
+                           help_text="A published run's name in fixtures/published_benchmarks.yaml.")
+    model = models.ForeignKey(LanguageModel, null=True, blank=True, on_delete=models.PROTECT, related_name="sweep_runs")
+    weight_format = models.CharField(max_length=40, blank=True, help_text="As the publisher names it.")
+    tensor_parallel = models.PositiveSmallIntegerField(null=True, blank=True)
+    pipeline_parallel = models.PositiveSmallIntegerField(null=True, blank=True)
+    publisher = models.CharField(max_length=200, blank=True)
+    url = models.URLField(max_length=500, blank=True)
+    observed_on = models.DateField(null=True, blank=True, help_text="When the publisher ran or published it.")
+    verified_on = models.DateField(null=True, blank=True, help_text="When it was last checked against the page.")
+    workload_description = models.TextField(blank=True, help_text="The workload in the publisher's words.")
+    notes = models.TextField(blank=True)
 
     objects = SweepRunQuerySet.as_manager()
 
@@ -112,7 +141,11 @@ class SweepRun(TimeStampedModel):
 
     @property
     def is_imported(self) -> bool:
-        return self.source_tool != OWN_TOOL
+        return self.origin == self.Origin.IMPORTED
+
+    @property
+    def is_published(self) -> bool:
+        return self.origin == self.Origin.PUBLISHED
 
 
 class SweepLevel(models.Model):
@@ -139,6 +172,9 @@ class SweepLevel(models.Model):
     output_tokens_source = models.CharField(max_length=20, blank=True)
     truncated = models.BooleanField(default=False)
     schedule_lag_ms = models.JSONField(null=True, blank=True)
+    output_tps_per_gpu = models.FloatField(
+        null=True, blank=True, help_text="Output tok/s per GPU as a publisher states it (no total given)."
+    )
 
     class Meta:
         db_table = "probes_sweeplevel"

@@ -18,7 +18,7 @@ HISTORY_LIMIT = 20
 def sweep_run_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[SweepRun]:
     """Runs matching validated filters; the caller orders and pages them by primary key (keyset)."""
     filters = filters or {}
-    queryset = SweepRun.objects.for_listing()
+    queryset = SweepRun.objects.lab().for_listing()
     for name, lookup in (
         ("target", "target__slug"),
         ("tool", "tool__slug"),
@@ -36,7 +36,7 @@ def sweep_run_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Swee
 def sweep_run_get(*, pk: int) -> SweepRun:
     """One run with its levels; raises SweepRun.DoesNotExist."""
     return (
-        SweepRun.objects.for_listing()
+        SweepRun.objects.lab().for_listing()
         .prefetch_related(Prefetch("levels", queryset=SweepLevel.objects.order_by("level")))
         .get(pk=pk)
     )
@@ -111,7 +111,7 @@ def sweep_chart(*, run: SweepRun) -> SweepChart:
     if run.hardware_id is None or not run.workload_key or run.kind != SweepRun.Kind.SWEEP:
         return chart
     others = (
-        SweepRun.objects.for_listing()
+        SweepRun.objects.lab().for_listing()
         .filter(
             kind=SweepRun.Kind.SWEEP,
             hardware_id=run.hardware_id,
@@ -149,7 +149,7 @@ def sweep_history(*, run: SweepRun) -> list[HistoryEntry]:
     if run.target_id is None:
         return []
     runs = (
-        SweepRun.objects.finished()
+        SweepRun.objects.lab().finished()
         .filter(target_id=run.target_id, kind=run.kind)
         .only("pk", "queued_at", "finished_at", "engine_version", "model_fingerprint", "changes", "results",
               "status", "source_tool")

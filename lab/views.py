@@ -5,7 +5,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from core.cache import cached_page
-from lab import selectors
+from lab import evidence, selectors
 from lab.models import SOURCE_TOOL_LABELS, SweepRun
 
 LIST_LIMIT = 100
@@ -43,6 +43,7 @@ def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = _run_context(run)
     context["chart"] = selectors.sweep_chart(run=run) if run.kind == SweepRun.Kind.SWEEP else None
     context["history"] = selectors.sweep_history(run=run)
+    context["position"] = evidence.run_position(run)
     return render(request, "lab/detail.html", context)
 
 

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from recommend.evidence import REFERENCE_MODEL, evidence_models, first_engine, published_evidence
 from recommend.forms import CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
@@ -97,6 +98,38 @@ class SwitchOptionSerializer(serializers.Serializer):
     when = serializers.CharField(help_text='The changed answer, worded to follow "switch to <name> when".')
 
 
+class EvidenceFigureSerializer(serializers.Serializer):
+    engine = serializers.CharField()
+    engine_slug = serializers.CharField()
+    version = serializers.CharField(help_text="The engine version the publisher names; empty when not stated.")
+    setup = serializers.CharField(help_text="The flags that set this run apart from the same engine's others.")
+    output_tps_per_gpu = serializers.FloatField(allow_null=True)
+    tps_per_user = serializers.FloatField(allow_null=True, help_text="1000 / the median (else mean) TPOT.")
+    load = serializers.CharField()
+    publisher = serializers.CharField()
+    url = serializers.CharField()
+    observed_on = serializers.CharField(allow_null=True)
+    undated = serializers.BooleanField(help_text="The page states no date; observed_on is the day it was read.")
+    newer_release = serializers.CharField(help_text="Set when a newer release of the engine than the one run exists.")
+    measured_here = serializers.BooleanField()
+
+
+class PublishedEvidenceSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    model_slug = serializers.CharField()
+    hardware = serializers.CharField()
+    hardware_slug = serializers.CharField()
+    hardware_count = serializers.IntegerField()
+    weight_format = serializers.CharField()
+    workload = serializers.CharField()
+    same_load = serializers.BooleanField(help_text="Every engine's figure is at `load`; otherwise each is at its "
+                                         "own best load and none is ranked.")
+    load = serializers.CharField()
+    figures = EvidenceFigureSerializer(many=True)
+    leader = serializers.CharField(help_text="The engine with the most output per GPU at the shared load, if any.")
+    disagreement = serializers.CharField(help_text="Set when the leader is not the engine the guide picked.")
+
+
 class RecommendationSerializer(serializers.Serializer):
     results = RankedToolSerializer(many=True, help_text="Best first: engines, then hosted providers (providers "
                                    "first when hardware is 'none').")
@@ -114,6 +147,10 @@ class RecommendationSerializer(serializers.Serializer):
     )
     switch_when = SwitchOptionSerializer(
         many=True, help_text="Other picks and the single changed answer that would make each the first.",
+    )
+    published_evidence = PublishedEvidenceSerializer(
+        many=True, help_text="Published comparisons of several engines on the answer's hardware for `model` (or "
+        "gpt-oss-120b), each figure with its publisher, dates and engine version. Never part of the ranking.",
     )
 
 
@@ -147,6 +184,19 @@ class RecommendationQuerySerializer(serializers.Serializer):
         child=serializers.ChoiceField(choices=choices.NEEDS_CHOICES), default=list,
         help_text="Compatibility checks that must work (repeat the parameter or separate with commas).",
     )
+    model = serializers.CharField(
+        required=False, default=REFERENCE_MODEL,
+        help_text="Catalog slug of the model to cite published engine benchmarks for; only models with a "
+        "published comparison of several engines are accepted.",
+    )
+
+    def validate_model(self, value: str) -> str:
+        known = [slug for slug, _ in evidence_models()]
+        if value not in known:
+            raise serializers.ValidationError(
+                f"No published engine comparison for '{value}'. Models with one: {', '.join(known)}."
+            )
+        return value
 
 
 class RecommendationApi(APIView):
@@ -162,12 +212,17 @@ class RecommendationApi(APIView):
         query = RecommendationQuerySerializer(data=_query_data(request, lists=("needs",)))
         query.is_valid(raise_exception=True)
         values = dict(query.validated_data)
+        model = values.pop("model")
         values["needs"] = tuple(values["needs"])
         try:
             profile = Profile(**values)
         except ProfileError as exc:
             raise _field_errors(exc.errors) from exc
-        return Response(recommendation_as_dict(recommend(profile, catalog_data())))
+        answer = recommendation_as_dict(recommend(profile, catalog_data()))
+        answer["published_evidence"] = published_evidence(
+            hardware_answer=profile.hardware, model=model, picked_engine=first_engine(answer["results"]),
+        )
+        return Response(answer)
 
 
 class FitQuerySerializer(serializers.Serializer):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
+from recommend.evidence import REFERENCE_MODEL, evidence_models
 from scoring import profile as choices
 from scoring.breakeven import BreakEvenError, Workload
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, MODEL_PRESETS_BY_SLUG, WEIGHT_FORMATS, WEIGHT_FORMATS_BY_SLUG
@@ -44,6 +45,12 @@ class WizardForm(forms.Form):
     needs = forms.MultipleChoiceField(label="Which API features must work? (OpenAI request parameters)",
                                       choices=choices.NEEDS_CHOICES,
                                       widget=forms.CheckboxSelectMultiple, required=False)
+    model = forms.ChoiceField(
+        label="Which model will you serve? (for published engine benchmarks)", required=False,
+        choices=lambda: [("", f"Not chosen (figures for {REFERENCE_MODEL})")] + evidence_models(),
+        help_text="Only models with a published comparison of several engines are listed; the ranking does not "
+        "depend on it.",
+    )
 
     def clean(self):
         data = super().clean()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet
 
 from core.cache import PerGeneration
+from lab.evidence import Comparison, comparisons
 
 from catalog.models import (
     Caveat,
@@ -290,6 +291,8 @@ class Snapshot:
     token_prices: tuple[TokenPrice, ...]
     gpu_prices: tuple[GpuPrice, ...]
     priced_models: tuple[PricedModel, ...]
+    # Published comparisons of several engines on one model and hardware, for the answers to cite.
+    evidence: tuple[Comparison, ...]
 
 
 def _snapshot() -> Snapshot:
@@ -297,6 +300,7 @@ def _snapshot() -> Snapshot:
     return Snapshot(
         catalog=_catalog_data(), sources=source_labels(), hardware_specs=tuple(_hardware_specs()),
         token_prices=tuple(prices), gpu_prices=tuple(_gpu_prices()), priced_models=tuple(_priced_models(prices)),
+        evidence=tuple(comparisons(engines_at_least=2)),
     )
 
 

@@ -17,6 +17,13 @@ from recommend.forms import (
     fit_input_from,
     native_format_for,
 )
+from recommend.evidence import (
+    EVIDENCE_HARDWARE,
+    REFERENCE_MODEL,
+    evidence_models_on,
+    first_engine,
+    published_evidence,
+)
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
     answer_sources,
@@ -238,6 +245,13 @@ def wizard(request: HttpRequest) -> HttpResponse:
         result = recommendation_as_dict(recommend(form.profile, catalog_data()))
         result["other_engines"] = sum(not item["named_by_guide"] for item in result["results"])
         result["links"] = _calculator_links(form.profile)
+        model = form.cleaned_data.get("model") or REFERENCE_MODEL
+        result["published_evidence"] = published_evidence(
+            hardware_answer=form.profile.hardware, model=model, picked_engine=first_engine(result["results"]),
+        )
+        result["evidence_hardware"] = form.profile.hardware in EVIDENCE_HARDWARE
+        result["evidence_model"] = model
+        result["evidence_models_here"] = evidence_models_on(form.profile.hardware)
     return _render_form_page(request, "recommend/wizard.html", form, result)
 
 

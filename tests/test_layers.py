@@ -2,7 +2,8 @@
 each other in a circle.
 
 probe_client (the plain-Python probe client) < core (shared building blocks) < catalog (what is known about each
-tool) < probes, lab and recommend (what is measured, what the lab measures on request, and what is advised).
+tool) < probes, lab and recommend (what is measured, what the lab measures on request, and what is advised);
+recommend also reads the lab's published evidence.
 scoring is plain Python: recommend feeds it plain data, so it imports no Django and none of the apps. Its
 vocabulary (scoring/vocabulary.py) imports nothing of the project, so that the probe client, which imports no
 Django and nothing of the project but the vocabulary, can read the same words. probes never imports lab: the lab
@@ -35,7 +36,7 @@ ALLOWED: dict[str, tuple[tuple[str, ...], bool]] = {
     "catalog": (("probe_client", "core", "scoring"), True),
     "probes": (("probe_client", "core", "catalog", "scoring"), True),
     "lab": (("probe_client", "core", "catalog", "probes", "scoring"), True),
-    "recommend": (("probe_client", "core", "catalog", "probes", "scoring"), True),
+    "recommend": (("probe_client", "core", "catalog", "probes", "lab", "scoring"), True),
 }
 
 

@@ -41,7 +41,7 @@ def sweep_card(*, run: SweepRun, facts: dict, server_info: dict | None = None) -
 def sweep_changes(*, run: SweepRun) -> dict:
     """The retest rule: compare the server-reported engine version and model with the target's (or, for an
     import without target, the same tool and hardware's) previous finished run of the same kind."""
-    previous = SweepRun.objects.finished().filter(kind=run.kind).exclude(pk=run.pk)
+    previous = SweepRun.objects.lab().finished().filter(kind=run.kind).exclude(pk=run.pk)
     if run.target_id:
         previous = previous.filter(target_id=run.target_id)
     else:

@@ -118,6 +118,7 @@ def sweep_import_create(
         full_card["hardware"] = {"slug": hardware.slug, "name": hardware.name, "count": hardware_count}
     now = timezone.now()
     run = SweepRun.objects.create(
+        origin=SweepRun.Origin.IMPORTED,
         target=target,
         tool=tool,
         kind=SweepRun.Kind.SWEEP,

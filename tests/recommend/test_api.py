@@ -285,3 +285,17 @@ def test_fit_and_break_even_query_counts_are_constant(api, db):
     for index in range(8):
         HardwareSpecFactory(slug=f"gpu-{index}")
     assert counts() == few
+
+
+def test_recommendations_cite_published_comparisons_for_the_model_and_refuse_an_unknown_one(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "nvidia_hopper_node", "deployment": "production",
+                                     "architecture": "moe"}).json()
+    entry = next(entry for entry in body["published_evidence"] if entry["hardware_slug"] == "nvidia-h100-sxm")
+    assert entry["model_slug"] == "gpt-oss-120b" and entry["same_load"]
+    assert {"vllm", "sglang", "tensorrt-llm"} <= {figure["engine_slug"] for figure in entry["figures"]}
+    assert entry["leader"] == "vLLM" and entry["disagreement"]
+    assert all(figure["publisher"] == "GPUStack" and figure["url"].startswith("https://") for figure in entry["figures"])
+    chosen = api.get(RECOMMENDATIONS, {"hardware": "amd_instinct", "model": "deepseek-r1"}).json()
+    assert {entry["hardware_slug"] for entry in chosen["published_evidence"]} == {"amd-mi300x"}
+    refused = api.get(RECOMMENDATIONS, {"hardware": "amd_instinct", "model": "no-such-model"})
+    assert refused.status_code == 400 and "model" in refused.json()["error"]["fields"]

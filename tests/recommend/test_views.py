@@ -598,3 +598,55 @@ def test_break_even_page_takes_the_apis_defaults(client, loaded_catalog):
     assert response.context["result"]["model_name"] == "gpt-oss-120b"
     assert response.context["result"]["assumptions"]["utilisation"] == 0.5
     assert {row["gpus"] for row in response.context["result"]["gpus"]} == {1}
+
+
+def _published_section(page: str) -> str:
+    section = page[page.index('class="reco-published"'):]
+    return section[:section.index("</section>")]
+
+
+def test_a_hopper_answer_cites_each_engines_published_figure_with_publisher_date_and_version(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:wizard"), {"hardware": "nvidia_hopper_node",
+                                                         "deployment": "production"}))
+    section = _published_section(page)
+    entry = section[section.index('data-comparison="gpt-oss-120b/nvidia-h100-sxm"'):]
+    entry = entry[:entry.index("</div>")]
+    for engine in ("vllm", "sglang", "tensorrt-llm"):
+        assert f'data-engine="{engine}"' in entry
+    assert "2,901 output tok/s per GPU" in unescape(entry)
+    assert "GPUStack" in entry and "undated page read" in entry
+    assert "vLLM 0.31.0, released 05 Oct 2026 is newer than the v0.10.2 measured" in unescape(entry)
+
+
+def test_where_the_published_leader_is_not_the_guides_pick_the_answer_shows_both(client, loaded_catalog):
+    page = html(client.get(reverse("recommend:wizard"), {"hardware": "nvidia_hopper_node",
+                                                         "deployment": "production", "architecture": "moe"}))
+    assert 'class="reco-answer" data-tool="sglang"' in page
+    entry = _published_section(page)
+    entry = entry[entry.index('data-comparison="gpt-oss-120b/nvidia-h100-sxm"'):]
+    assert "The guide&#x27;s rules rank another engine first; in this comparison vLLM v0.10.2" in entry
+
+
+def test_the_chosen_model_selects_its_comparisons_and_the_ranking_does_not_change(client, loaded_catalog):
+    query = {"hardware": "nvidia_hopper_node", "deployment": "production"}
+    default = client.get(reverse("recommend:wizard"), query).context["result"]
+    chosen = client.get(reverse("recommend:wizard"), {**query, "model": "deepseek-r1"}).context["result"]
+    assert [item["tool"] for item in chosen["results"]] == [item["tool"] for item in default["results"]]
+    assert {entry["model_slug"] for entry in chosen["published_evidence"]} == {"deepseek-r1"}
+    assert {entry["hardware_slug"] for entry in chosen["published_evidence"]} == {"nvidia-h200"}
+
+
+def test_hardware_without_a_comparison_for_the_model_says_so_and_names_the_models_that_have_one(client,
+                                                                                               loaded_catalog):
+    page = unescape(html(client.get(reverse("recommend:wizard"), {"hardware": "amd_instinct"})))
+    assert "No published comparison of several engines on this hardware for gpt-oss-120b yet." in page
+    assert "There is one for DeepSeek-R1" in page
+    laptop = html(client.get(reverse("recommend:wizard"), {"hardware": "laptop_edge"}))
+    assert "reco-published" not in laptop
+
+
+def test_a_model_without_published_comparisons_is_refused_naming_the_field(client, loaded_catalog):
+    response = client.get(reverse("recommend:wizard"), {"hardware": "nvidia_hopper_node", "model": "no-such-model"})
+    assert response.status_code == 400
+    summary = html(response)[html(response).index('id="form-errors"'):]
+    assert "Which model will you serve?" in summary

@@ -1,0 +1,131 @@
+"""/api/v1/published-benchmarks/: the engine benchmarks third parties published, as series with their points, and
+the points one per row for CSV. Filters name the model, hardware, engine, publisher and workload dataset."""
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.apis import ListApi, list_envelope, list_response, query_params
+from lab import evidence
+from lab.models import SOURCE_TOOL_LABELS
+
+TAG_EVIDENCE = "published benchmarks"
+
+
+class EvidenceFilterSerializer(serializers.Serializer):
+    model = serializers.SlugField(required=False, help_text="A model's slug, e.g. gpt-oss-120b.")
+    hardware = serializers.SlugField(required=False, help_text="A hardware spec's slug (/api/v1/hardware/specs/).")
+    engine = serializers.SlugField(required=False, help_text="An engine's tool slug, e.g. vllm.")
+    publisher = serializers.CharField(required=False, max_length=200, help_text="The publisher, as listed.")
+    dataset = serializers.CharField(required=False, max_length=40, help_text="The workload's dataset: sharegpt, random…")
+
+
+class FiguresSerializer(serializers.Serializer):
+    mean = serializers.FloatField(required=False)
+    p50 = serializers.FloatField(required=False)
+    p99 = serializers.FloatField(required=False)
+
+
+class PointSerializer(serializers.Serializer):
+    load = serializers.CharField(help_text="Concurrent requests, a request rate, or maximum throughput.")
+    mode = serializers.CharField()
+    level = serializers.FloatField()
+    output_tps = serializers.FloatField(allow_null=True, help_text="Output tokens/s of the whole system.")
+    output_tps_per_gpu = serializers.FloatField(allow_null=True, help_text="Stated, or the total over the GPU count.")
+    total_tps = serializers.FloatField(allow_null=True)
+    request_rate = serializers.FloatField(allow_null=True, help_text="Requests/s achieved.")
+    tps_per_user = serializers.FloatField(allow_null=True, help_text="1000 / TPOT (median, else mean).")
+    ttft_ms = FiguresSerializer()
+    tpot_ms = FiguresSerializer()
+    itl_ms = FiguresSerializer()
+    e2e_ms = FiguresSerializer()
+
+
+class SeriesSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    engine = serializers.CharField()
+    engine_name = serializers.CharField()
+    engine_version = serializers.CharField()
+    newer_release = serializers.CharField(help_text="Set when a newer release of the engine is known.")
+    model = serializers.CharField()
+    weight_format = serializers.CharField()
+    hardware = serializers.CharField()
+    hardware_count = serializers.IntegerField()
+    tensor_parallel = serializers.IntegerField(allow_null=True)
+    pipeline_parallel = serializers.IntegerField(allow_null=True)
+    workload = serializers.DictField(help_text="dataset, input_tokens, output_tokens, num_prompts, …")
+    workload_description = serializers.CharField(help_text="The workload in the publisher's words.")
+    measured_with = serializers.CharField()
+    serving_command = serializers.CharField()
+    publisher = serializers.CharField()
+    url = serializers.URLField()
+    observed_on = serializers.DateField()
+    verified_on = serializers.DateField()
+    undated = serializers.BooleanField(help_text="The page gives no date; observed_on is the day it was read.")
+    points = PointSerializer(many=True)
+
+
+def _figures(level) -> dict[str, Any]:
+    return {name: getattr(level, name) or {} for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")}
+
+
+def _series_rows(filters: dict) -> list[dict]:
+    runs = evidence.published_runs(**filters)
+    rows = []
+    for run in runs:
+        series = evidence.series_of(run)
+        points = [{**vars(point), "load": point.load, **_figures(level)}
+                  for point, level in zip(series.points, run.levels.all(), strict=True)]
+        for point in points:
+            for name in ("ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms"):
+                point.pop(name)
+        rows.append({
+            "key": run.key, "engine": run.tool.slug, "engine_name": run.tool.name,
+            "engine_version": run.engine_version, "newer_release": series.newer_release, "model": run.model.slug,
+            "weight_format": run.weight_format, "hardware": run.hardware.slug, "hardware_count": run.hardware_count,
+            "tensor_parallel": run.tensor_parallel, "pipeline_parallel": run.pipeline_parallel,
+            "workload": run.workload, "workload_description": run.workload_description,
+            "measured_with": SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool), "serving_command": run.flags,
+            "publisher": run.publisher, "url": run.url, "observed_on": run.observed_on,
+            "verified_on": run.verified_on, "undated": series.undated, "points": points,
+        })
+    return rows
+
+
+class PublishedBenchmarkListApi(ListApi):
+    cached = True
+    csv_filename = "published-benchmarks"
+
+    @extend_schema(
+        operation_id="published_benchmarks_list", tags=[TAG_EVIDENCE], summary="Published engine benchmarks",
+        description="Every engine benchmark series a third party published (engine and version, hardware and count, "
+        "model and weight format, workload, tool, publisher, link and dates) with its points. Compare points only "
+        "within one model, weight format, hardware, count and workload. `/points/` gives one row per point (CSV).",
+        parameters=[EvidenceFilterSerializer],
+        responses={200: list_envelope("PublishedBenchmarkList", SeriesSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        return list_response(rows=_series_rows(query_params(EvidenceFilterSerializer, request)))
+
+
+class PublishedPointListApi(ListApi):
+    cached = True
+    csv_filename = "published-benchmark-points"
+
+    @extend_schema(
+        operation_id="published_benchmark_points_list", tags=[TAG_EVIDENCE], summary="Published benchmark points",
+        description="One row per point of the published benchmark series, with its series' fields: for CSV "
+        "(`?format=csv`) and spreadsheets. Same filters as the series list.",
+        parameters=[EvidenceFilterSerializer],
+        responses={200: list_envelope("PublishedPointList", PointSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        rows = []
+        for series in _series_rows(query_params(EvidenceFilterSerializer, request)):
+            points = series.pop("points")
+            rows.extend({**series, **point} for point in points)
+        return list_response(rows=rows)
