@@ -1,5 +1,6 @@
 """The canonical URLs of the site: what core.cache.pages_warm renders after every data change."""
 from catalog.models import LanguageModel, Tool
+from lab.models import SweepRun
 
 STATIC_PATHS = (
     "/",
@@ -9,6 +10,7 @@ STATIC_PATHS = (
     "/engines/",
     "/models/",
     "/engines/lab/",
+    "/engines/evidence/",
     "/use-cases/",
     "/engine-guide/",
     "/methodology/",
@@ -21,4 +23,7 @@ STATIC_PATHS = (
 def canonical_paths() -> list[str]:
     tools = Tool.objects.order_by("slug").values_list("slug", flat=True)
     models = LanguageModel.objects.order_by("slug").values_list("slug", flat=True)
-    return [*STATIC_PATHS, *(f"/tools/{slug}/" for slug in tools), *(f"/models/{slug}/" for slug in models)]
+    evidence = (SweepRun.objects.filter(origin=SweepRun.Origin.PUBLISHED)
+                .order_by("model__slug", "hardware__slug").values_list("model__slug", "hardware__slug").distinct())
+    return [*STATIC_PATHS, *(f"/tools/{slug}/" for slug in tools), *(f"/models/{slug}/" for slug in models),
+            *(f"/engines/evidence/{model}/{hardware}/" for model, hardware in evidence)]

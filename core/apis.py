@@ -11,7 +11,7 @@ from django.db import transaction
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -147,6 +147,16 @@ class ApiIndexApi(Api):
     # Routes that are not endpoints a client calls.
     HIDDEN = ("not-found", "index")
 
+    @extend_schema(operation_id="api_index", summary="Every endpoint of this API", responses=inline_serializer(
+        name="ApiIndex", fields={
+            "title": serializers.CharField(), "version": serializers.CharField(),
+            "schema": serializers.CharField(), "docs": serializers.CharField(),
+            "endpoints": serializers.ListField(child=inline_serializer(name="ApiEndpoint", fields={
+                "path": serializers.CharField(),
+                "methods": serializers.ListField(child=serializers.CharField()),
+                "name": serializers.CharField(),
+            })),
+        }))
     def get(self, request: Request) -> Response:
         prefix, resolver = get_resolver().namespace_dict[request.resolver_match.namespace]
         return Response({

@@ -3,7 +3,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from catalog.models import HardwareSpec, LanguageModel
 from core.cache import cached_page
 from lab import evidence
 
@@ -19,9 +18,7 @@ def evidence_matrix(request: HttpRequest) -> HttpResponse:
 def evidence_detail(request: HttpRequest, model: str, hardware: str) -> HttpResponse:
     found = evidence.comparisons(model=model, hardware=[hardware])
     if not found:
-        names = LanguageModel.objects.filter(slug=model).exists(), HardwareSpec.objects.filter(slug=hardware).exists()
-        raise Http404("No published benchmark of this model on this hardware." if all(names)
-                      else "No such model or hardware.")
+        raise Http404("No published benchmark of this model on this hardware.")
     return render(request, "lab/evidence_detail.html", {
         "comparisons": found, "model_name": found[0].model_name, "hardware_name": found[0].hardware_name,
         "model_slug": model,

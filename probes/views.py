@@ -4,14 +4,12 @@ import os
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_safe
 
 from catalog.models import LanguageModel
 from core.cache import cached_page
 from probe_client.compat import CHECKS
 from probe_client.config import api_key_env_error
-from probes.models import ProbeTarget
 from probes.selectors import dashboards
 from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM
 from probes.selectors.dashboards import ENGINES, PROVIDERS
@@ -27,13 +25,6 @@ def _key_variables_set() -> list[str]:
     say which targets are not configured, so processes with different environments never share a cached copy.
     Read from the environment alone."""
     return sorted(name for name, value in os.environ.items() if value and api_key_env_error(name) is None)
-
-
-def _admin_targets_url() -> str | None:
-    try:
-        return reverse("admin:probes_probetarget_changelist")
-    except NoReverseMatch:
-        return None
 
 
 def _dashboard(request: HttpRequest, *, audience: str, template: str) -> HttpResponse:
@@ -95,7 +86,5 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "checks": CHECKS.values(),
         "stale_single_hours": int(STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
         "stale_parallel_hours": int(STALE_AFTER_PARALLEL.total_seconds() // 3600),
-        "targets": list(ProbeTarget.objects.select_related("tool").order_by("tool__kind", "name")),
-        "admin_targets_url": _admin_targets_url(),
     }
     return render(request, "probes/methodology.html", context)

@@ -219,11 +219,12 @@ OWN_GPU_PRICE_LIMITS = {"min_value": 0.01, "max_value": 10_000}
 
 
 class BreakEvenForm(forms.Form):
+    # Left out, every field takes the API's defaults (the most widely priced model, 50 % and one GPU), so a link
+    # naming only the model is an answer, not an error.
     input_tokens_per_day = forms.IntegerField(label="Input tokens per day", min_value=0, max_value=10**13,
-                                              initial=BREAK_EVEN_DEFAULTS["input_tokens_per_day"])
+                                              initial=BREAK_EVEN_DEFAULTS["input_tokens_per_day"], required=False)
     output_tokens_per_day = forms.IntegerField(label="Output tokens per day", min_value=0, max_value=10**13,
-                                               initial=BREAK_EVEN_DEFAULTS["output_tokens_per_day"])
-    # Left out, these take the API's defaults: the most widely priced model, 50 % and one GPU.
+                                               initial=BREAK_EVEN_DEFAULTS["output_tokens_per_day"], required=False)
     model = forms.ChoiceField(label="Model (priced per token by the providers)", choices=(), required=False)
     utilisation = forms.IntegerField(label="Busy share of the day the GPUs may use (%)", min_value=1,
                                      max_value=100, initial=BREAK_EVEN_DEFAULTS["utilisation"], required=False)
@@ -248,7 +249,7 @@ class BreakEvenForm(forms.Form):
         data = super().clean()
         if self.errors:
             return data
-        for name in ("utilisation", "gpu_count"):
+        for name in ("input_tokens_per_day", "output_tokens_per_day", "utilisation", "gpu_count"):
             if data.get(name) is None:
                 data[name] = BREAK_EVEN_DEFAULTS[name]
         data["model"] = data.get("model") or self.fields["model"].initial

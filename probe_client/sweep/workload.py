@@ -305,7 +305,7 @@ PRESETS: dict[str, Workload] = {
         input=LengthDistribution(kind="fixed", value=8000),
         output=LengthDistribution(kind="uniform", low=100, high=400),
         shared_prefix_ratio=0.0,
-        basis="RAG: 8K retrieved tokens in, a short answer out; prefill dominates (seed 000). " + _SHAPE_NOTE,
+        basis="RAG: 8K retrieved tokens in, a short answer out; prefill dominates (the engine guide, Ahmad Osman). " + _SHAPE_NOTE,
     ),
     "coding-agent": Workload(
         name="coding-agent",
@@ -313,12 +313,12 @@ PRESETS: dict[str, Workload] = {
         output=LengthDistribution(kind="uniform", low=200, high=1500),
         shared_prefix_ratio=0.5,
         basis="Coding agent with up to 80K of context, a repeated system prompt and repository context "
-        "(seed 000 names an 80K-context coding agent). " + _SHAPE_NOTE,
+        "(the engine guide by Ahmad Osman names an 80K-context coding agent). " + _SHAPE_NOTE,
     ),
     "summarisation": Workload(
         name="summarisation",
         input=LengthDistribution(kind="uniform", low=4000, high=12000),
         output=LengthDistribution(kind="uniform", low=200, high=600),
-        basis="Long document in, short summary out: prefill dominates (seed 000). " + _SHAPE_NOTE,
+        basis="Long document in, short summary out: prefill dominates (the engine guide, Ahmad Osman). " + _SHAPE_NOTE,
     ),
 }

@@ -27,7 +27,7 @@ def test_submit_the_wizard_and_read_the_answer(live_server, loaded_catalog, page
     assert top.get_attribute("data-tool") == "vllm"
     assert "Top pick" in top.text_content()
     assert "Decided by the hardware recipe 'Two to four consumer RTX cards'" in top.inner_text()
-    assert "seed 000" in top.locator(".reco-source").first.inner_text()
+    assert "Inference Engines for LLMs and Local AI Hardware" in top.locator(".reco-source").first.inner_text()
     runner_up = page.locator("li.reco-result").nth(1)
     assert "Why not first:" in runner_up.inner_text()
     assert page.locator('[data-warning="weak-interconnect"]').is_visible()

@@ -150,15 +150,15 @@ def test_without_targets_the_pages_say_so_and_point_operators_to_the_methodology
 
 
 
-def test_methodology_runbook_names_each_templates_key_variable_and_state(client):
+def test_methodology_points_operators_to_the_docs_instead_of_printing_a_runbook(client):
     groq = make_tool(slug="groq", name="Groq")
     factories.ProbeTargetFactory(slug="groq-template", name="Groq template", tool=groq, enabled=False,
                                  api_key_env="GROQ_API_KEY")
 
     page = _get(client, "probes:methodology")
 
-    row = re.search(r'<tr data-target="groq-template">.*?</tr>', page, re.S).group(0)
-    assert "<code>GROQ_API_KEY</code>" in row and "disabled" in row
+    assert "docs/probes-operations.md" in page
+    assert "/admin/" not in page and "probes.tasks." not in page and "GROQ_API_KEY" not in page
 
 
 def test_not_configured_target_is_shown_distinctly_without_any_key_value(client, providers, monkeypatch):
@@ -242,7 +242,7 @@ def test_methodology_page_states_definitions_schedule_and_freshness(client, prov
                  "End-to-end latency", "Output speed", "Time per output token", "Inter-token latency",
                  "Buffered streams", "Token counts", "What is not measured", "72 hours"):
         assert term in page
-    assert "probes.tasks.speed_task" in page and "At 7 minutes past the hour, every 3 hours" in page
+    assert "probe-speed" in page and "At 7 minutes past the hour, every 3 hours" in page
     assert "https://artificialanalysis.ai/methodology/performance-benchmarking" in page
     freshness = re.search(r"<table class=\"freshness-table\" data-freshness>.*?</table>", page, re.S).group(0)
     assert "Groq · gpt-oss-120b" in freshness and "Cerebras · gpt-oss-120b" in freshness

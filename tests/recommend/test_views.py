@@ -252,6 +252,17 @@ def test_break_even_bad_input_names_the_field(client, db):
     assert "Output tokens per day: State some tokens per day" in html(response)
 
 
+def test_break_even_link_naming_only_the_model_answers_with_the_default_workload(client, db):
+    grow_catalog(1)
+
+    response = client.get(reverse("recommend:break_even"), {"model": "gpt-oss-120b"})
+
+    assert response.status_code == 200
+    assert response.context["form"].cleaned_data["input_tokens_per_day"] == 50_000_000
+    assert response.context["form"].cleaned_data["output_tokens_per_day"] == 10_000_000
+    assert response.context["result"]["providers"]
+
+
 def test_break_even_without_prices_says_so(client, db):
     assert "No per-token prices are loaded" in html(client.get(reverse("recommend:break_even")))
 
