@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,13 +42,8 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 class Endpoint:
     name: str
     path: str
-    # A unique extra query parameter on every request misses the page cache (the per-tool caches below
-    # it are keyed by tool, not by URL, and stay warm): the cost of computing the page from them.
+    # A unique extra query parameter on every request misses the page cache: the cost of rendering.
     uncached: bool = False
-    # Served by another server (its port), with `before` run untimed before every request: for the fully
-    # cold rows, a server whose whole cache is flushed before each request.
-    port: int | None = None
-    before: Callable[[], None] | None = None
     latencies_ms: list[float] = field(default_factory=list)
     burst_requests: int = 0
     burst_seconds: float = 0.0
@@ -66,20 +61,6 @@ class Endpoint:
     @property
     def requests_per_second(self) -> float:
         return self.burst_requests / self.burst_seconds if self.burst_seconds else 0.0
-
-
-def redis_flusher(redis_url: str, prefix: str) -> Callable[[], None]:
-    """A function that deletes every cache entry of the server whose DJANGO_CACHE_PREFIX is `prefix`."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-
-    def flush() -> None:
-        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
-        if keys:
-            client.delete(*keys)
-
-    return flush
 
 
 def free_port() -> int:
@@ -189,9 +170,7 @@ def measure_latency(
     for _ in range(requests):
         rng.shuffle(order)
         for endpoint in order:
-            if endpoint.before:
-                endpoint.before()
-            status, body, elapsed_ms = fetch(endpoint.port or port, endpoint.next_path(), headers)
+            status, body, elapsed_ms = fetch(port, endpoint.next_path(), headers)
             if status != 200:
                 raise RuntimeError(f"{endpoint.path} answered {status}: {body[:200]!r}")
             endpoint.body_bytes = len(body)
@@ -202,11 +181,10 @@ def measure_throughput(
     port: int, endpoints: Sequence[Endpoint], rounds: int, burst: int, concurrency: int, rng: random.Random,
     headers: Mapping[str, str] | None = None,
 ) -> None:
-    """Bursts of `burst` requests from `concurrency` clients, endpoint after endpoint in shuffled rounds.
-    Endpoints that need work before each request (`before`) have no throughput figure."""
+    """Bursts of `burst` requests from `concurrency` clients, endpoint after endpoint in shuffled rounds."""
     if burst < concurrency:
         raise ValueError(f"a burst of {burst} requests cannot keep {concurrency} clients busy")
-    order = [endpoint for endpoint in endpoints if endpoint.before is None]
+    order = list(endpoints)
     per_thread = burst // concurrency
     failures: list[str] = []
 

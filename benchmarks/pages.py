@@ -1,4 +1,4 @@
-"""Latency and throughput of the catalog pages against a trivial Django view, served by gunicorn.
+"""Latency and throughput of the site's pages against a trivial Django view, served by gunicorn.
 
 Sets up a dedicated PostgreSQL database (``atlas_bench_pages``, dropped and re-created), migrates it,
 loads the real catalog with ``manage.py load_catalog``, serves the site with gunicorn (2 sync
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from contextlib import nullcontext
 import random
 import statistics
 import subprocess
@@ -42,7 +41,6 @@ from harness import (
     measure_latency,
     measure_throughput,
     recreate_database,
-    redis_flusher,
     scale_catalog,
     warm_up,
 )
@@ -51,11 +49,8 @@ RESULTS = BENCH_DIR / "results" / "pages.md"
 # Each checkout benchmarks in a database of its own (see bench_database_name).
 DB_NAME = bench_database_name("pages")
 TARGET_RATIO = 3.0
-COLD_TARGET_RATIO = 5.0
 HOST = {"Host": "127.0.0.1"}
-COLD_CACHE_PREFIX = "bench-pages-cold"
-WARM = "page cache missed, per-tool caches warm"
-COLD = "fully cold, every cache flushed"
+FIRST_RENDER = "first render (page cache missed)"
 
 
 def environment(server_url: str, redis_url: str) -> dict[str, str]:
@@ -69,20 +64,17 @@ def environment(server_url: str, redis_url: str) -> dict[str, str]:
 
 def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
     """Queries per request, from an in-process Django test client against the same database: the request
-    counted comes right after a first one (for the fully cold rows, with the cache emptied in between)."""
+    counted comes right after a first one."""
     script = (
         "import django, sys\n"
         "django.setup()\n"
-        "from core.cache import read_cache_clear\n"
         "from django.db import connection\n"
         "from django.test import Client\n"
         "from django.test.utils import CaptureQueriesContext\n"
         "client = Client(HTTP_HOST='127.0.0.1')\n"
         "paths = sys.argv[1:]\n"
-        "for warm, counted, flush in zip(paths[::3], paths[1::3], paths[2::3]):\n"
+        "for warm, counted in zip(paths[::2], paths[1::2]):\n"
         "    client.get(warm)\n"
-        "    if flush == 'flush':\n"
-        "        read_cache_clear()\n"
         "    with CaptureQueriesContext(connection) as captured:\n"
         "        client.get(counted)\n"
         "    print(len(captured.captured_queries))\n"
@@ -90,7 +82,7 @@ def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
     paths = [
         path
         for endpoint in endpoints
-        for path in (endpoint.next_path(), endpoint.next_path(), "flush" if endpoint.before else "keep")
+        for path in (endpoint.next_path(), endpoint.next_path())
     ]
     output = subprocess.run(
         [PYTHON, "-c", script, *paths],
@@ -116,41 +108,23 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
     ]
     for endpoint in endpoints:
         ratio = endpoint.percentile(0.5) / baseline
-        throughput = f"{endpoint.requests_per_second:.0f}" if endpoint.before is None else "–"
+        throughput = f"{endpoint.requests_per_second:.0f}"
         lines.append(
             f"| {endpoint.name} | `{_shown_path(endpoint)}` | {endpoint.percentile(0.5):.2f} | "
             f"{endpoint.percentile(0.99):.2f} | {statistics.fmean(endpoint.latencies_ms):.2f} | {throughput} | "
             f"{ratio:.2f}x | {endpoint.queries} | {endpoint.body_bytes:,} |"
         )
     served = [e for e in endpoints[1:] if not e.uncached]
-    warm = [e for e in endpoints if e.uncached and e.before is None]
     misses = [e.name for e in served if e.percentile(0.5) > TARGET_RATIO * baseline]
     verdict = (
         f"Every page, as served, is within {TARGET_RATIO:g}x of the trivial view's p50."
         if not misses
         else f"Outside {TARGET_RATIO:g}x of the trivial view's p50: {', '.join(misses)}."
     )
-    warm_misses = [e.name for e in warm if e.percentile(0.5) > COLD_TARGET_RATIO * baseline]
-    warm_verdict = (
-        f"Every page whose page cache missed, per-tool caches warm, is within {COLD_TARGET_RATIO:g}x of the "
-        "trivial view's p50."
-        if not warm_misses
-        else f"Outside {COLD_TARGET_RATIO:g}x of the trivial view's p50: {', '.join(warm_misses)}."
-    )
     memory = "\n".join(f"    {line}" for line in info["memory"].splitlines())
-    cold_note = (
-        f"The *{COLD}* rows are served by a second gunicorn (same code, settings and database, its own cache "
-        f"key prefix `{COLD_CACHE_PREFIX}` in the same Redis, no copies in its processes' memory) whose every "
-        "cache entry is deleted, untimed, before each request: the page and every per-tool piece it shows are computed and stored, the cost "
-        "of the first view after a restart or an edit to a shared row (a source, a licence, a model); they "
-        "have no throughput figure."
-        if args.redis_url
-        else "Without --redis-url the fully cold rows are not measured (each worker's in-memory cache cannot "
-        "be emptied from outside)."
-    )
     return "\n".join(
         [
-            "# Catalog pages benchmark" + ("" if args.scale == 1 else f", catalog {args.scale}x larger"),
+            "# Pages benchmark" + ("" if args.scale == 1 else f", catalog {args.scale}x larger"),
             "",
             f"Run: {info['date']} by `benchmarks/pages.py --scale {args.scale} "
             f"--requests {args.requests} --rounds {args.rounds} --burst {args.burst} --concurrency {args.concurrency}`.",
@@ -168,33 +142,27 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             f"Load average (1/5/15 min) before: {info['load_before']}, after: {info['load_after']} — the machine "
             "is shared, so compare the ratios measured in this run rather than absolute times across runs.",
             "",
-            "Pages are served from the project's read cache (core/cache.py, shared with the API), keyed by the "
-            "URL and a fingerprint of the data shown (one query over the write log that triggers keep for the "
-            "catalog tables, asked on every request; see docs/site.md), in Redis and, for the entries a process "
-            "has seen, in that process's memory. Below the page cache, the pieces that depend on one tool alone (a "
-            "catalog row, a tool's page, a comparison column, a model's comparison) are cached under that tool's "
-            f"own rows. The *{WARM}* rows add a unique `cold=N` parameter to every request, so each one misses "
-            "the page cache and assembles the page from the per-tool pieces (keyed by tool, not by URL, so they "
-            "stay cached): what the first view of a page costs after an edit to a tool it does not show; after an "
-            "edit to a tool it shows, that tool's pieces are rendered again on top. "
-            + cold_note
-            + " The 3x target applies to the pages as served, the 5x target to the pages whose page cache "
-            "missed. The `/providers/` entry also varies with the names of the key variables set in the serving "
-            "process.",
+            "Pages are served from the project's page cache (core/cache.py, shared with the API), keyed by the "
+            "URL and the data generation (one number bumped after commit by every write to a table the site "
+            "shows; reading it is the one query of a cache hit; see docs/site.md). The "
+            f"*{FIRST_RENDER}* rows add a unique `cold=N` parameter to every request, so each one misses the "
+            "page cache and renders the page: what the first reader pays after a data change when the "
+            "after-commit warming has not reached the page yet. The per-generation snapshots the wizard, fit "
+            "and break-even read stay warm in each process, as they do between two data changes. "
+            f"The {TARGET_RATIO:g}x target applies to the pages as served. The `/providers/` entry also varies "
+            "with the names of the key variables set in the serving process.",
             "",
             f"Latency: {args.requests} requests per endpoint, one at a time, the endpoints shuffled in every round. "
             f"Throughput: {args.rounds} rounds of a {args.burst}-request burst per endpoint with "
             f"{args.concurrency} concurrent clients, endpoints shuffled each round. Queries: one request "
             "counted in-process with Django's test client, "
-            "right after a first request: a cached page then needs one query (the fingerprint), and the "
+            "right after a first request: a cached page then needs one query (the generation), and the "
             "trivial view's 2 are the BEGIN/COMMIT that ATOMIC_REQUESTS logs (psycopg sends "
             "neither to the server when no statement ran).",
             "",
             *lines,
             "",
             f"**{verdict}**",
-            "",
-            f"**{warm_verdict}**",
             "",
         ]
     )
@@ -209,14 +177,15 @@ def main() -> int:
     parser.add_argument("--tool", default="together-ai", help="slug of the tool page to measure")
     parser.add_argument("--compare", default="groq,cerebras,together-ai,fireworks-ai", help="four slugs to compare")
     parser.add_argument("--model", default="gpt-oss-120b", help="slug of the model page to measure")
+    parser.add_argument("--evidence", default="gpt-oss-120b/nvidia-h100-sxm",
+                        help="model/hardware of the published-benchmark comparison page to measure")
     parser.add_argument(
         "--postgres", default=os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432"),
         help="PostgreSQL server URL (without a database name)",
     )
     parser.add_argument(
         "--redis-url", default="",
-        help="cache the pages in this Redis database (as in production), and measure the fully cold rows; "
-        "default: each worker's memory, without them",
+        help="cache the pages in this Redis database (as in production); default: each worker's memory",
     )
     parser.add_argument(
         "--scale", type=int, default=1,
@@ -235,16 +204,17 @@ def main() -> int:
         ("providers", "/providers/"),
         ("models", "/models/"),
         ("model page", f"/models/{args.model}/"),
+        ("engines", "/engines/"),
+        ("evidence matrix", "/engines/evidence/"),
+        ("evidence: one model × hardware", f"/engines/evidence/{args.evidence}/"),
+        ("wizard answer", "/recommend/?hardware=nvidia_hopper_node&deployment=production&concurrency=64"),
+        ("fit answer", f"/fit/?model={args.model}&hardware=nvidia-h100-sxm"),
+        ("break-even answer", f"/break-even/?model={args.model}"),
     ]
-    flush = redis_flusher(args.redis_url, COLD_CACHE_PREFIX) if args.redis_url else None
     endpoints = [
         Endpoint("trivial view", "/bench/trivial/"),
         *(Endpoint(name, path) for name, path in pages),
-        *(Endpoint(f"{name}, {WARM}", path, uncached=True) for name, path in pages),
-        *(
-            (Endpoint(f"{name}, {COLD}", path, uncached=True, before=flush) for name, path in pages)
-            if flush else ()
-        ),
+        *(Endpoint(f"{name}, {FIRST_RENDER}", path, uncached=True) for name, path in pages),
     ]
     rng = random.Random(20261019)
     load_before = load_average()
@@ -259,11 +229,7 @@ def main() -> int:
             scaled = (f", then made {args.scale}x larger with synthetic copies of every tool and its rows "
                       f"({tools} tools; created for this benchmark only)")
         count_queries(env, endpoints)
-        cold_server = gunicorn({**env, "DJANGO_CACHE_PREFIX": COLD_CACHE_PREFIX, "READ_CACHE_LOCAL_BYTES": "0"}) if flush else nullcontext()
-        with gunicorn(env) as port, cold_server as cold_port:
-            for endpoint in endpoints:
-                if endpoint.before:
-                    endpoint.port = cold_port
+        with gunicorn(env) as port:
             warm_up(port, endpoints, HOST)
             print(f"Measuring latency ({args.requests} × {len(endpoints)} requests)…", flush=True)
             measure_latency(port, endpoints, args.requests, rng, HOST)

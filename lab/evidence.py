@@ -172,7 +172,7 @@ def newer_release(run: SweepRun) -> str:
     measured, latest = _version(run.engine_version), _version(tool.latest_version)
     if measured is None or latest is None or latest <= measured:
         return ""
-    released = f", released {tool.latest_version_released_on:%d %b %Y}" if tool.latest_version_released_on else ""
+    released = f", released {tool.latest_version_released_on:%d %b %Y}," if tool.latest_version_released_on else ""
     return f"{tool.name} {tool.latest_version}{released} is newer than the {run.engine_version} measured"
 
 

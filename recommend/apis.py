@@ -192,7 +192,8 @@ class RecommendationQuerySerializer(serializers.Serializer):
 
     def validate_model(self, value: str) -> str:
         known = [slug for slug, _ in evidence_models()]
-        if value not in known:
+        # The default stays valid on a catalog without evidence: the answer then says none is loaded.
+        if value not in known and value != REFERENCE_MODEL:
             raise serializers.ValidationError(
                 f"No published engine comparison for '{value}'. Models with one: {', '.join(known)}."
             )

@@ -189,7 +189,7 @@ def test_matrix_page_and_api_agree_row_for_row_with_the_fixtures(loaded, client)
         assert reverse("lab:evidence-detail", args=[row.model_slug, row.hardware_slug]) in page
     listed = client.get(reverse("api:published-benchmark-list"), {"page_size": 500}).json()
     assert sorted(series["key"] for series in listed["results"]) == sorted(entry["key"] for entry in ENTRIES)
-    points = client.get(reverse("api:published-point-list"), {"page_size": 2000}).json()["results"]
+    points = client.get(reverse("api:published-benchmark-point-list"), {"page_size": 2000}).json()["results"]
     assert len(points) == sum(len(entry["points"]) for entry in ENTRIES)
 
 
@@ -207,7 +207,7 @@ def test_api_filters_by_model_hardware_engine_publisher_and_dataset(loaded, clie
 
 
 def test_the_points_export_as_csv_with_their_publisher_and_link(loaded, client):
-    response = client.get(reverse("api:published-point-list"), {"format": "csv", "engine": "sglang"})
+    response = client.get(reverse("api:published-benchmark-point-list"), {"format": "csv", "engine": "sglang"})
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     header, *lines = response.content.decode().splitlines()
     assert {"publisher", "url", "observed_on", "output_tps_per_gpu", "engine_version"} <= set(header.split(","))
@@ -230,10 +230,10 @@ def test_model_page_lists_every_engine_with_evidence_for_the_model(loaded, clien
 
 @pytest.mark.parametrize("count", [1, 12])
 @pytest.mark.parametrize(("name", "args", "queries"), [
-    ("lab:evidence", (), 0),
-    ("lab:evidence-detail", ("grow-model", "grow-gpu"), 0),
-    ("api:published-benchmark-list", (), 0),
-    ("api:published-point-list", (), 0),
+    ("lab:evidence", (), 3),
+    ("lab:evidence-detail", ("grow-model", "grow-gpu"), 3),
+    ("api:published-benchmark-list", (), 2),
+    ("api:published-benchmark-point-list", (), 2),
 ])
 def test_queries_stay_constant_as_published_runs_grow(client, django_assert_num_queries, settings, count, name, args,
                                                       queries):

@@ -256,7 +256,7 @@ def test_methodology_page_states_definitions_schedule_and_freshness(client, prov
 def test_methodology_without_schedule_or_data_says_so(client, settings):
     settings.CELERY_BEAT_SCHEDULE = {}
     page = _get(client, "probes:methodology")
-    assert "No probe task is scheduled" in page
+    assert "No probe is scheduled in this deployment" in page
     assert "No speed figure has been measured yet" in page
 
 

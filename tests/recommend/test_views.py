@@ -626,7 +626,7 @@ def test_a_hopper_answer_cites_each_engines_published_figure_with_publisher_date
         assert f'data-engine="{engine}"' in entry
     assert "2,901 output tok/s per GPU" in unescape(entry)
     assert "GPUStack" in entry and "undated page read" in entry
-    assert "vLLM 0.31.0, released 05 Oct 2026 is newer than the v0.10.2 measured" in unescape(entry)
+    assert "vLLM 0.31.0, released 05 Oct 2026, is newer than the v0.10.2 measured" in unescape(entry)
 
 
 def test_where_the_published_leader_is_not_the_guides_pick_the_answer_shows_both(client, loaded_catalog):
