@@ -62,6 +62,7 @@ BENCHMARKS := pages api probe_accuracy engine_probe probe_pages probe_summaries 
 # Each script prints its figures and writes benchmarks/results/<name>.md; collect.py rebuilds RESULTS.md.
 bench: install-dev
 	for script in $(BENCHMARKS); do $(PY) benchmarks/$$script.py || exit 1; done
+	$(PY) benchmarks/pages.py --sqlite
 	$(PY) benchmarks/pages.py --scale 10
 	$(PY) benchmarks/api.py --scale 10
 	$(PY) benchmarks/collect.py

@@ -3,7 +3,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = (
-    "pages", "pages-10x", "api", "api-10x", "probe_accuracy", "sweep_accuracy", "engine", "probe-pages", "probe-runs",
+    "pages", "pages-sqlite", "pages-10x", "api", "api-10x", "probe_accuracy", "sweep_accuracy", "engine", "probe-pages", "probe-runs",
     "recommendations",
 )
 INTRO = """# Benchmark results

@@ -156,7 +156,7 @@ def gunicorn(env: Mapping[str, str], *, workers: int = 2, ready_path: str = "/be
 def warm_up(port: int, endpoints: Sequence[Endpoint], headers: Mapping[str, str] | None = None) -> None:
     for endpoint in endpoints:
         for _ in range(WARM_UP_REQUESTS):
-            status, body, _ = fetch(endpoint.port or port, endpoint.path, headers)
+            status, body, _ = fetch(port, endpoint.path, headers)
             if status != 200:
                 raise RuntimeError(f"{endpoint.path} answered {status} during warm-up: {body[:300]!r}")
 

@@ -48,13 +48,20 @@ from harness import (
 RESULTS = BENCH_DIR / "results" / "pages.md"
 # Each checkout benchmarks in a database of its own (see bench_database_name).
 DB_NAME = bench_database_name("pages")
-TARGET_RATIO = 3.0
+# Issue targets: every page as served within 2x of the trivial view's p50; the answers (wizard, fit, break-even,
+# the recommendations API) within 3x.
+TARGET_RATIO = 2.0
+ANSWER_TARGET_RATIO = 3.0
+ANSWERS = ("wizard answer", "fit answer", "break-even answer", "recommendations API")
+SQLITE_PATH = Path("/tmp") / f"{DB_NAME}.sqlite3"
 HOST = {"Host": "127.0.0.1"}
 FIRST_RENDER = "first render (page cache missed)"
 
 
-def environment(server_url: str, redis_url: str) -> dict[str, str]:
-    env = bench_environment("pages_settings", f"{server_url.rstrip('/')}/{DB_NAME}")
+def environment(server_url: str, redis_url: str, sqlite: bool) -> dict[str, str]:
+    database_url = f"sqlite:///{SQLITE_PATH}" if sqlite else f"{server_url.rstrip('/')}/{DB_NAME}"
+    env = bench_environment("pages_settings", database_url)
+    env.update(API_THROTTLE_ANON="100000000/min")  # the recommendations API row must never be refused
     if redis_url:
         env.update(REDIS_URL=redis_url, DJANGO_CACHE_PREFIX="bench-pages")
     else:
@@ -92,8 +99,9 @@ def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
         endpoint.queries = int(queries)
 
 
-def results_path(scale: int) -> Path:
-    return RESULTS if scale == 1 else RESULTS.with_name(f"pages-{scale}x.md")
+def results_path(scale: int, sqlite: bool) -> Path:
+    name = "pages" + ("" if scale == 1 else f"-{scale}x") + ("-sqlite" if sqlite else "")
+    return RESULTS.with_name(f"{name}.md")
 
 
 def _shown_path(endpoint: Endpoint) -> str:
@@ -115,18 +123,22 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             f"{ratio:.2f}x | {endpoint.queries} | {endpoint.body_bytes:,} |"
         )
     served = [e for e in endpoints[1:] if not e.uncached]
-    misses = [e.name for e in served if e.percentile(0.5) > TARGET_RATIO * baseline]
+    misses = [e.name for e in served if e.percentile(0.5) > baseline * (
+        ANSWER_TARGET_RATIO if e.name in ANSWERS else TARGET_RATIO)]
     verdict = (
-        f"Every page, as served, is within {TARGET_RATIO:g}x of the trivial view's p50."
+        f"Every page as served is within {TARGET_RATIO:g}x of the trivial view's p50, and every answer "
+        f"({', '.join(ANSWERS)}) within {ANSWER_TARGET_RATIO:g}x."
         if not misses
-        else f"Outside {TARGET_RATIO:g}x of the trivial view's p50: {', '.join(misses)}."
+        else f"Outside its target ({TARGET_RATIO:g}x for pages, {ANSWER_TARGET_RATIO:g}x for answers): "
+        f"{', '.join(misses)}."
     )
     memory = "\n".join(f"    {line}" for line in info["memory"].splitlines())
     return "\n".join(
         [
-            "# Pages benchmark" + ("" if args.scale == 1 else f", catalog {args.scale}x larger"),
+            "# Pages benchmark" + ("" if args.scale == 1 else f", catalog {args.scale}x larger")
+            + (", SQLite" if args.sqlite else ", PostgreSQL"),
             "",
-            f"Run: {info['date']} by `benchmarks/pages.py --scale {args.scale} "
+            f"Run: {info['date']} by `benchmarks/pages.py --scale {args.scale}{' --sqlite' if args.sqlite else ''} "
             f"--requests {args.requests} --rounds {args.rounds} --burst {args.burst} --concurrency {args.concurrency}`.",
             "",
             f"Machine: {info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, Django {info['django']}, "
@@ -134,11 +146,11 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             "",
             memory,
             "",
-            f"Set-up: database `{DB_NAME}` on the local PostgreSQL, re-created and filled by `manage.py "
+            f"Set-up: database {info['database']}, re-created and filled by `manage.py "
             f"load_catalog`{info['scaled']}; gunicorn, 2 sync workers, on a free loopback port; `DEBUG=False`; "
             "`CONN_MAX_AGE=60`; a new TCP connection per request (gunicorn's sync workers do not keep alive). "
             "The load generator runs on the same machine and shares its CPUs. "
-            f"Page cache: {'Redis (' + args.redis_url + ')' if args.redis_url else 'in-memory, per worker'}. "
+            f"Page cache: {'Redis (' + args.redis_url + ')' if args.redis_url else 'in-memory, per worker (the make run default)'}. "
             f"Load average (1/5/15 min) before: {info['load_before']}, after: {info['load_after']} — the machine "
             "is shared, so compare the ratios measured in this run rather than absolute times across runs.",
             "",
@@ -149,7 +161,8 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             "page cache and renders the page: what the first reader pays after a data change when the "
             "after-commit warming has not reached the page yet. The per-generation snapshots the wizard, fit "
             "and break-even read stay warm in each process, as they do between two data changes. "
-            f"The {TARGET_RATIO:g}x target applies to the pages as served. The `/providers/` entry also varies "
+            f"The {TARGET_RATIO:g}x target applies to the pages as served, {ANSWER_TARGET_RATIO:g}x to the answers. "
+            "The `/providers/` entry also varies "
             "with the names of the key variables set in the serving process.",
             "",
             f"Latency: {args.requests} requests per endpoint, one at a time, the endpoints shuffled in every round. "
@@ -191,11 +204,13 @@ def main() -> int:
         "--scale", type=int, default=1,
         help="make the catalog this many times larger with synthetic copies of every tool (benchmark database only)",
     )
+    parser.add_argument("--sqlite", action="store_true",
+                        help=f"serve from a SQLite file ({SQLITE_PATH}), the make run default, instead of PostgreSQL")
     parser.add_argument("--keep-db", action="store_true", help=f"leave {DB_NAME} in place afterwards")
     parser.add_argument("--no-write", action="store_true", help="print only; do not write the results file")
     args = parser.parse_args()
 
-    env = environment(args.postgres, args.redis_url)
+    env = environment(args.postgres, args.redis_url, args.sqlite)
 
     pages = [
         ("catalog", "/"),
@@ -210,6 +225,7 @@ def main() -> int:
         ("wizard answer", "/recommend/?hardware=nvidia_hopper_node&deployment=production&concurrency=64"),
         ("fit answer", f"/fit/?model={args.model}&hardware=nvidia-h100-sxm"),
         ("break-even answer", f"/break-even/?model={args.model}"),
+        ("recommendations API", "/api/v1/recommendations/?hardware=nvidia_hopper_node&deployment=production"),
     ]
     endpoints = [
         Endpoint("trivial view", "/bench/trivial/"),
@@ -219,7 +235,10 @@ def main() -> int:
     rng = random.Random(20261019)
     load_before = load_average()
     print(f"Creating {DB_NAME} and loading the catalog…", flush=True)
-    recreate_database(args.postgres, DB_NAME)
+    if args.sqlite:
+        SQLITE_PATH.unlink(missing_ok=True)
+    else:
+        recreate_database(args.postgres, DB_NAME)
     try:
         manage(env, "migrate", "--noinput", "-v0")
         manage(env, "load_catalog")
@@ -236,15 +255,18 @@ def main() -> int:
             print(f"Measuring throughput ({args.rounds} rounds × {args.burst} × {len(endpoints)})…", flush=True)
             measure_throughput(port, endpoints, args.rounds, args.burst, args.concurrency, rng, HOST)
     finally:
-        if not args.keep_db:
+        if args.sqlite and not args.keep_db:
+            SQLITE_PATH.unlink(missing_ok=True)
+        elif not args.keep_db:
             drop_database(args.postgres, DB_NAME)
 
     info = machine()
-    info.update(load_before=load_before, load_after=load_average(), scaled=scaled)
+    info.update(load_before=load_before, load_after=load_average(), scaled=scaled,
+                database=f"`{SQLITE_PATH}` (SQLite)" if args.sqlite else f"`{DB_NAME}` on the local PostgreSQL")
     text = report(endpoints, args, info)
     print(text)
     if not args.no_write:
-        path = results_path(args.scale)
+        path = results_path(args.scale, args.sqlite)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         print(f"Wrote {path.relative_to(ROOT)}")

@@ -1,4 +1,5 @@
-"""Read-only API for recommendations, the fit calculator and the break-even view (one APIView per operation)."""
+"""Read-only API for recommendations, the fit calculator and the break-even view (one view per operation), each
+answer kept in the page cache until the data generation moves, as the pages are."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -6,8 +7,8 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from core.apis import Api
 from recommend.evidence import REFERENCE_MODEL, evidence_models, first_engine, published_evidence
 from recommend.forms import CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
@@ -200,8 +201,9 @@ class RecommendationQuerySerializer(serializers.Serializer):
         return value
 
 
-class RecommendationApi(APIView):
+class RecommendationApi(Api):
     permission_classes = [AllowAny]
+    cached = True
 
     @extend_schema(
         operation_id="recommendations",
@@ -363,8 +365,9 @@ class FitSerializer(serializers.Serializer):
     result = FitResultSerializer()
 
 
-class FitApi(APIView):
+class FitApi(Api):
     permission_classes = [AllowAny]
+    cached = True
 
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
                    parameters=[FitQuerySerializer], responses={200: FitSerializer})
@@ -444,8 +447,9 @@ class BreakEvenSerializer(serializers.Serializer):
     gpus = GpuCostSerializer(many=True, help_text="Cheapest first.")
 
 
-class BreakEvenApi(APIView):
+class BreakEvenApi(Api):
     permission_classes = [AllowAny]
+    cached = True
 
     @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
                    parameters=[BreakEvenQuerySerializer], responses={200: BreakEvenSerializer})
