@@ -255,10 +255,17 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": crontab.from_string(PROBE_CRON_SCHEDULES["probes-parallel-and-compat-daily"]),
             "options": {"expires": 3600},
         },
+        # Every lease: a run whose worker died is re-sent at most two leases after its last renewal (one for the
+        # lease to lapse, one for the next recovery to see it), docs/operations.md.
         "probes-recover-runs": {
             "task": "probes.tasks.probe_runs_recover_task",
-            "schedule": 300.0,
-            "options": {"expires": 240},
+            "schedule": float(PROBE_RUN_LEASE_SECONDS),
+            "options": {"expires": PROBE_RUN_LEASE_SECONDS},
+        },
+        "lab-recover-sweeps": {
+            "task": "lab.tasks.sweep_runs_recover_task",
+            "schedule": float(PROBE_RUN_LEASE_SECONDS),
+            "options": {"expires": PROBE_RUN_LEASE_SECONDS},
         },
     }
 )
