@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "core.middleware.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -53,6 +54,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Requests declaring a larger body get 413 before it is read (core.middleware): the lab's 64 MiB result file and
+# the form around it. JSON bodies have their own, lower limit, DATA_UPLOAD_MAX_MEMORY_SIZE (core.parsers).
+REQUEST_MAX_BODY_BYTES = env.int("REQUEST_MAX_BODY_BYTES", default=65 * 1024 * 1024)
 
 # Paths whose HTML comes from third-party templates with inline code (core.middleware).
 CSP_THIRD_PARTY_UI_PATHS = ("/admin/", "/api/")
