@@ -19,6 +19,10 @@ class JSONLimitError(ValueError):
     """JSON refused before parsing; the message names the limit."""
 
 
+class TooManyValues(JSONLimitError):
+    pass
+
+
 def _depth_exceeds(bare: str, limit: int) -> bool:
     depth = 0
     for bracket in _BRACKETS.finditer(bare):
@@ -28,13 +32,19 @@ def _depth_exceeds(bare: str, limit: int) -> bool:
     return False
 
 
-def loads_bounded(text: str, *, max_values: int = MAX_JSON_VALUES) -> Any:
-    """json.loads, refusing first (JSONLimitError) text nested deeper than MAX_JSON_DEPTH or holding more than
-    `max_values` values; a syntax error is json's ValueError."""
+def loads_counted(text: str, *, max_values: int = MAX_JSON_VALUES) -> tuple[Any, int]:
+    """json.loads, and an upper bound of the values it built; refused first (JSONLimitError) when nested deeper
+    than MAX_JSON_DEPTH or holding more than `max_values` values. A syntax error is json's JSONDecodeError."""
     bare = _STRINGS.sub('""', text)
-    if bare.count("[") + bare.count("{") + bare.count(",") + 1 > max_values:
-        raise JSONLimitError(f"JSON with more than {max_values:,} values is refused")
+    values = bare.count("[") + bare.count("{") + bare.count(",") + 1
+    if values > max_values:
+        raise TooManyValues(f"JSON with more than {max_values:,} values is refused")
     if _depth_exceeds(bare, MAX_JSON_DEPTH):
         raise JSONLimitError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels is refused")
     del bare
-    return json.loads(text)
+    return json.loads(text), values
+
+
+def loads_bounded(text: str) -> Any:
+    """json.loads within MAX_JSON_DEPTH and MAX_JSON_VALUES (JSONLimitError beyond either)."""
+    return loads_counted(text)[0]

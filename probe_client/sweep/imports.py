@@ -36,11 +36,11 @@ import math
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from ..jsonlimits import JSONLimitError, loads_bounded
+from ..jsonlimits import MAX_JSON_VALUES, JSONLimitError, TooManyValues, loads_counted
 from .console import CONSOLE_SNIFF_BYTES, ConsoleBlockError, looks_like_console, printed_by, read_blocks
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
-# A file larger than this is read a line at a time: one JSON document per line (JSONL) or printed text.
+# The JSON a file may hold in all, one document or JSONL lines; a larger file is read a line at a time.
 MAX_JSON_DOCUMENT_BYTES = 16 * 1024 * 1024
 # ``--append-result`` writes one line per run, and a sweep keeps at most 64 levels.
 MAX_RESULT_ROWS = 1_000
@@ -86,29 +86,26 @@ def _text(raw: bytes, offset: int = 0) -> str:
         raise ResultFileError(f"file: not UTF-8 text (byte {offset + error.start})") from None
 
 
-def _loads(text: str, where: str):
-    try:
-        return loads_bounded(text)
-    except JSONLimitError as error:
-        raise ResultFileError(f"{where}: {error}") from None
-
-
 def _documents(source: BinaryIO, size: int) -> list:
     """The file's JSON values: one document, or one per line (JSONL, as ``--append-result`` writes). Memory stays
-    bounded whatever the file holds: a document is read whole only up to MAX_JSON_DOCUMENT_BYTES, and lines are
-    read one at a time, at most MAX_RESULT_ROWS of them."""
+    bounded whatever the file holds: at most MAX_JSON_DOCUMENT_BYTES of JSON and MAX_JSON_VALUES values in all,
+    and a larger file is read a line at a time (at most MAX_RESULT_ROWS of them), so it is refused early."""
     if size <= MAX_JSON_DOCUMENT_BYTES:
         text = _text(source.read())
         if not text.strip():
             raise ResultFileError("file: empty")
         try:
-            return [_loads(text, "file")]
+            return [loads_counted(text)[0]]
+        except JSONLimitError as error:
+            raise ResultFileError(f"file: {error}") from None
         except json.JSONDecodeError:
             pass
         del text
         source.seek(0)
     documents: list = []
     offset = 0
+    values_left = MAX_JSON_VALUES
+    json_bytes = 0
     for number, raw in enumerate(iter(lambda: source.readline(MAX_JSON_DOCUMENT_BYTES + 1), b""), start=1):
         if len(raw) > MAX_JSON_DOCUMENT_BYTES:
             raise ResultFileError(
@@ -119,13 +116,24 @@ def _documents(source: BinaryIO, size: int) -> list:
         offset += len(raw)
         if not line.strip():
             continue
+        json_bytes += len(raw)
+        if json_bytes > MAX_JSON_DOCUMENT_BYTES:
+            raise ResultFileError(
+                f"file line {number}: more than {MAX_JSON_DOCUMENT_BYTES // (1024 * 1024)} MiB of JSON in all is refused"
+            )
         if len(documents) == MAX_RESULT_ROWS:
             raise ResultFileError(f"file: more than {MAX_RESULT_ROWS:,} JSON lines; import at most {MAX_RESULT_ROWS:,} "
                                   "runs at a time")
         try:
-            documents.append(_loads(line, f"file line {number}"))
+            document, values = loads_counted(line, max_values=values_left)
+        except TooManyValues:
+            raise ResultFileError(f"file line {number}: the file holds more than {MAX_JSON_VALUES:,} JSON values") from None
+        except JSONLimitError as error:
+            raise ResultFileError(f"file line {number}: {error}") from None
         except json.JSONDecodeError as error:
             raise ResultFileError(f"file line {number}: not valid JSON ({error.msg} at column {error.colno})") from None
+        documents.append(document)
+        values_left -= values
     if not documents:
         raise ResultFileError("file: empty")
     return documents
