@@ -51,7 +51,8 @@ class RequestBodyLimitMiddleware:
             return self.get_response(request)
         message = body_too_large_message(limit)
         if request.path.startswith("/api/"):
-            response = JsonResponse(error_body(code="too_large", message=message, fields={"body": [message]}), status=413)
+            body = error_body(code="too_large", message=message, fields={"body": [message]})
+            response = JsonResponse(body, status=413)
         else:
             response = HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         # Sized, so a client still sending its body can read the whole answer without waiting for the close.

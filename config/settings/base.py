@@ -261,16 +261,17 @@ CELERY_BEAT_SCHEDULE.update(
             "options": {"expires": 3600},
         },
         # Every lease: a run whose worker died is re-sent at most two leases after its last renewal (one for the
-        # lease to lapse, one for the next recovery to see it), docs/operations.md.
+        # lease to lapse, one for the next recovery to see it), docs/operations.md. A recovery not started before
+        # the next one is due is dropped.
         "probes-recover-runs": {
             "task": "probes.tasks.probe_runs_recover_task",
             "schedule": float(PROBE_RUN_LEASE_SECONDS),
-            "options": {"expires": PROBE_RUN_LEASE_SECONDS},
+            "options": {"expires": 0.8 * PROBE_RUN_LEASE_SECONDS},
         },
         "lab-recover-sweeps": {
             "task": "lab.tasks.sweep_runs_recover_task",
             "schedule": float(PROBE_RUN_LEASE_SECONDS),
-            "options": {"expires": PROBE_RUN_LEASE_SECONDS},
+            "options": {"expires": 0.8 * PROBE_RUN_LEASE_SECONDS},
         },
     }
 )

@@ -149,9 +149,13 @@ def sweep_runs_recover(*, limit: int = 100) -> dict[str, int]:
     A sweep that has used up its attempts is given up instead."""
     now = timezone.now()
     counts = {"requeued": 0, "gave_up": 0}
-    lapsed = SweepRun.objects.filter(status=SweepRun.Status.RUNNING, lease_expires_at__lt=now)
+    lapsed = (
+        SweepRun.objects.filter(status=SweepRun.Status.RUNNING, lease_expires_at__lt=now)
+        .order_by("lease_expires_at")
+        .values_list("pk", "attempts", "task_id")
+    )
     to_send: list[tuple[int, str]] = []
-    for run_id, attempts, task_id in lapsed.order_by("lease_expires_at").values_list("pk", "attempts", "task_id")[:limit]:
+    for run_id, attempts, task_id in lapsed[:limit]:
         if attempts >= settings.PROBE_RUN_MAX_ATTEMPTS:
             counts["gave_up"] += lease_give_up(SweepRun, pk=run_id, now=now)
         else:

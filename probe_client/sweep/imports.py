@@ -118,16 +118,16 @@ def _documents(source: BinaryIO, size: int) -> list:
             continue
         json_bytes += len(raw)
         if json_bytes > MAX_JSON_DOCUMENT_BYTES:
-            raise ResultFileError(
-                f"file line {number}: more than {MAX_JSON_DOCUMENT_BYTES // (1024 * 1024)} MiB of JSON in all is refused"
-            )
+            mib = MAX_JSON_DOCUMENT_BYTES // (1024 * 1024)
+            raise ResultFileError(f"file line {number}: more than {mib} MiB of JSON in all is refused")
         if len(documents) == MAX_RESULT_ROWS:
             raise ResultFileError(f"file: more than {MAX_RESULT_ROWS:,} JSON lines; import at most {MAX_RESULT_ROWS:,} "
                                   "runs at a time")
         try:
             document, values = loads_counted(line, max_values=values_left)
         except TooManyValues:
-            raise ResultFileError(f"file line {number}: the file holds more than {MAX_JSON_VALUES:,} JSON values") from None
+            message = f"file line {number}: the file holds more than {MAX_JSON_VALUES:,} JSON values"
+            raise ResultFileError(message) from None
         except JSONLimitError as error:
             raise ResultFileError(f"file line {number}: {error}") from None
         except json.JSONDecodeError as error:
