@@ -20,7 +20,7 @@ class JSONLimitError(ValueError):
 
 
 class TooManyValues(JSONLimitError):
-    pass
+    """Over the value limit: a caller adding up several documents words this one itself."""
 
 
 def _depth_exceeds(bare: str, limit: int) -> bool:
