@@ -1,10 +1,13 @@
-"""Response headers every page carries."""
+"""Response headers every page carries, and the request-size check made before anything reads a body."""
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from core.exceptions import error_body
+from core.parsers import body_too_large_message
 
 # The project's pages load every script, stylesheet, image and font from this origin and run no inline code.
 STRICT_POLICY = (
@@ -28,4 +31,30 @@ class ContentSecurityPolicyMiddleware:
         response.headers.setdefault(
             "Content-Security-Policy", THIRD_PARTY_UI_POLICY if third_party else STRICT_POLICY
         )
+        return response
+
+
+class RequestBodyLimitMiddleware:
+    """413 for a request that declares a body over REQUEST_MAX_BODY_BYTES, answered before the body is read:
+    Django spools an upload to disk in full before any view can look at its size."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = settings.REQUEST_MAX_BODY_BYTES
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0  # Django reads no body it cannot size
+        if declared <= limit:
+            return self.get_response(request)
+        message = body_too_large_message(limit)
+        if request.path.startswith("/api/"):
+            body = error_body(code="too_large", message=message, fields={"body": [message]})
+            response = JsonResponse(body, status=413)
+        else:
+            response = HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        # Sized, so a client still sending its body can read the whole answer without waiting for the close.
+        response["Content-Length"] = str(len(response.content))
         return response

@@ -1,8 +1,6 @@
 """Request bodies the API reads: JSON within a size and a nesting limit, refused with the limit named."""
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from django.conf import settings
@@ -10,10 +8,7 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
-# No document the API accepts comes near this; Python's parser would fail with RecursionError far deeper.
-MAX_JSON_DEPTH = 64
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
-_BRACKETS = re.compile(r"[\[\]{}]")
+from probe_client import jsonlimits
 
 
 class RequestTooLarge(APIException):
@@ -25,22 +20,12 @@ def body_too_large_message(limit: int) -> str:
     return f"The request body is larger than {limit:,} bytes; send at most {limit:,}."
 
 
-def nesting_depth_exceeds(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether arrays and objects in the JSON `text` nest deeper than `limit` (brackets inside strings ignored)."""
-    depth = 0
-    for bracket in _BRACKETS.finditer(_STRINGS.sub('""', text)):
-        depth += 1 if bracket.group() in "[{" else -1
-        if depth > limit:
-            return True
-    return False
-
-
 def loads_bounded(text: str) -> Any:
-    """json.loads with the nesting limit; a ParseError names what is wrong."""
-    if nesting_depth_exceeds(text):
-        raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels is refused.")
+    """json.loads within probe_client.jsonlimits' depth and size limits; a ParseError names what is wrong."""
     try:
-        return json.loads(text)
+        return jsonlimits.loads_bounded(text)
+    except jsonlimits.JSONLimitError as exc:
+        raise ParseError(f"{exc}.") from None
     except ValueError as exc:
         raise ParseError(f"JSON parse error: {exc}") from None
 

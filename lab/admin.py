@@ -78,7 +78,7 @@ class SweepRunAdmin(ReadOnlyAdmin):
             data = form.cleaned_data
             try:
                 run = sweep_import_file(
-                    data=data["file"].read(), source_tool=data["source_tool"] or None, target=data["target"],
+                    data=data["file"], source_tool=data["source_tool"] or None, target=data["target"],
                     tool=data["tool"], hardware=data["hardware"], hardware_count=data["hardware_count"],
                     hourly_price_usd=data["hourly_price_usd"], flags=data["flags"],
                 )

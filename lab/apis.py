@@ -345,7 +345,7 @@ class SweepImportApi(Api):
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         run = sweep_import_file(
-            data=data["file"].read(),
+            data=data["file"],
             source_tool=data.get("source_tool"),
             target=data.get("target"),
             tool=data.get("tool"),

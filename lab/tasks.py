@@ -21,3 +21,10 @@ def sweep_run_task(self, run_id: int) -> str:
     from lab.services.run import sweep_run_execute
 
     return run_task_execute(self, run_id=run_id, execute=sweep_run_execute)
+
+
+@shared_task(ignore_result=True)
+def sweep_runs_recover_task() -> dict:
+    from lab.services.run import sweep_runs_recover
+
+    return sweep_runs_recover()

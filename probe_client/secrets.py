@@ -20,14 +20,46 @@ MIN_ECHOED_PART_CHARS = 8
 MAX_TEXT = 4000
 
 
+# What providers put in place of the middle of a key they echo: "sk-ab...yz12", "sk-ab***yz12", "sk-ab…yz12".
+_MASK = re.compile(r"\.{2,}|…+|\*{2,}|•+")
+
+
+def _remove_masked_forms(text: str, secret: str) -> str:
+    """Replace each masked echo of ``secret``: a mask with a start of the key just before it and/or an end of the
+    key just after, together at least MIN_SECRET_CHARS visible characters. Next to a mask even a short visible
+    part is the key's, so this catches what the 8-character rule below lets through."""
+    spans = []
+    for mask in _MASK.finditer(text):
+        start, end = mask.span()
+        # A key has no whitespace: only the word touching the mask can be part of it.
+        before = text[max(0, start - len(secret) + 1):start]
+        after = text[end:end + len(secret) - 1]
+        word_before = len(before.split()[-1]) if before[-1:].strip() else 0
+        word_after = len(after.split()[0]) if after[:1].strip() else 0
+        head = next((size for size in range(word_before, 0, -1)
+                     if text.endswith(secret[:size], 0, start)), 0)
+        tail = next((size for size in range(word_after, 0, -1)
+                     if text.startswith(secret[-size:], end)), 0)
+        if head + tail >= MIN_SECRET_CHARS:
+            spans.append((start - head, end + tail))
+    pieces, kept_from = [], 0
+    for start, end in spans:
+        if start >= kept_from:
+            pieces += [text[kept_from:start], REDACTED]
+        kept_from = max(kept_from, end)
+    return "".join(pieces) + text[kept_from:] if spans else text
+
+
 def remove_secrets(text: str, secrets) -> str:
-    """Replace each secret in ``text``, and every run of 8 or more characters of its start or of its end: providers
-    echo keys masked (``sk-proj-ab…wxyz12345``), and what they leave visible is still part of the key. Shorter
-    pieces stay: a few characters are not a secret, and they would hit unrelated text."""
+    """Replace each secret in ``text``, each masked echo of it (``sk-can...y-123``, whatever the length of the
+    visible parts), and every bare run of 8 or more characters of its start or of its end: what a provider
+    leaves visible is still part of the key. Shorter bare pieces stay: a few characters are not a secret, and
+    they would hit unrelated text."""
     for secret in secrets:
         if not secret or len(secret) < MIN_SECRET_CHARS:
             continue
         text = text.replace(secret, REDACTED)
+        text = _remove_masked_forms(text, secret)
         for size in range(len(secret) - 1, MIN_ECHOED_PART_CHARS - 1, -1):
             for part in (secret[:size], secret[-size:]):
                 if part in text:

@@ -29,13 +29,16 @@ def wait_for(predicate: Callable[[], object], *, timeout: float, what: str, inte
 
 
 class Worker:
-    def __init__(self, name: str, log_path: Path, env: dict[str, str], *, concurrency: int = 1) -> None:
+    def __init__(self, name: str, log_path: Path, env: dict[str, str], *, concurrency: int = 1,
+                 beat_schedule: Path | None = None) -> None:
+        """``beat_schedule``: also run beat inside this worker (``-B``), keeping its schedule in that file."""
         self.name = name
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        beat = ["-B", "-s", str(beat_schedule)] if beat_schedule else []
         self.process = subprocess.Popen(
             [str(CELERY), "-A", "config", "worker", "--loglevel=INFO", f"--concurrency={concurrency}", "--pool=prefork",
-             f"--hostname={name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+             f"--hostname={name}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", *beat],
             cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 

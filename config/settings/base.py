@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "core.middleware.RequestBodyLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -53,6 +54,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Requests declaring a larger body get 413 before it is read (core.middleware): the lab's 64 MiB result file and
+# the form around it. JSON bodies have their own, lower limit, DATA_UPLOAD_MAX_MEMORY_SIZE (core.parsers).
+REQUEST_MAX_BODY_BYTES = env.int("REQUEST_MAX_BODY_BYTES", default=65 * 1024 * 1024)
 
 # Paths whose HTML comes from third-party templates with inline code (core.middleware).
 CSP_THIRD_PARTY_UI_PATHS = ("/admin/", "/api/")
@@ -255,10 +260,18 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": crontab.from_string(PROBE_CRON_SCHEDULES["probes-parallel-and-compat-daily"]),
             "options": {"expires": 3600},
         },
+        # Every lease: a run whose worker died is re-sent at most two leases after its last renewal (one for the
+        # lease to lapse, one for the next recovery to see it), docs/operations.md. A recovery not started before
+        # the next one is due is dropped.
         "probes-recover-runs": {
             "task": "probes.tasks.probe_runs_recover_task",
-            "schedule": 300.0,
-            "options": {"expires": 240},
+            "schedule": float(PROBE_RUN_LEASE_SECONDS),
+            "options": {"expires": 0.8 * PROBE_RUN_LEASE_SECONDS},
+        },
+        "lab-recover-sweeps": {
+            "task": "lab.tasks.sweep_runs_recover_task",
+            "schedule": float(PROBE_RUN_LEASE_SECONDS),
+            "options": {"expires": 0.8 * PROBE_RUN_LEASE_SECONDS},
         },
     }
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.db import transaction
 from django.utils import timezone
@@ -154,7 +154,7 @@ def sweep_import_create(
 
 def sweep_import_file(
     *,
-    data: bytes,
+    data: bytes | BinaryIO,
     source_tool: str | None = None,
     target: ProbeTarget | None = None,
     tool: Tool | None = None,
@@ -163,7 +163,8 @@ def sweep_import_file(
     hourly_price_usd: Any = None,
     flags: str = "",
 ) -> SweepRun:
-    """Import a peer tool's result file as it wrote it (``source_tool`` None: recognised from the file).
+    """Import a peer tool's result file as it wrote it (``source_tool`` None: recognised from the file). ``data``:
+    its bytes, or the file itself (an upload), which is read a line at a time where the format allows.
 
     A file that is not one of the known formats, or whose figures are not valid, raises ApplicationError on
     the ``file`` field (``source_tool`` when that is what is wrong) and nothing is stored."""

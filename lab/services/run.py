@@ -19,12 +19,13 @@ import uuid
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import HardwareSpec
 from core import cache as page_cache
-from core.leases import RunExecution, lease_claim, lease_holder, lease_renew
+from core.leases import RunExecution, lease_claim, lease_give_up, lease_holder, lease_renew
 from core.models import AuditEntry
 from core.services import audit_record
 from lab.models import SweepLevel, SweepRun
@@ -141,6 +142,28 @@ def sweep_run_resume(*, run: SweepRun) -> bool:
         page_cache.generation_bump_on_commit()
         transaction.on_commit(lambda: _send(run.pk, task_id))
     return bool(resumed)
+
+
+def sweep_runs_recover(*, limit: int = 100) -> dict[str, int]:
+    """Re-send sweeps whose worker died (lease lapsed): the next claim measures only the levels not yet stored.
+    A sweep that has used up its attempts is given up instead."""
+    now = timezone.now()
+    counts = {"requeued": 0, "gave_up": 0}
+    lapsed = (
+        SweepRun.objects.filter(status=SweepRun.Status.RUNNING, lease_expires_at__lt=now)
+        .order_by("lease_expires_at")
+        .values_list("pk", "attempts", "task_id")
+    )
+    to_send: list[tuple[int, str]] = []
+    for run_id, attempts, task_id in lapsed[:limit]:
+        if attempts >= settings.PROBE_RUN_MAX_ATTEMPTS:
+            counts["gave_up"] += lease_give_up(SweepRun, pk=run_id, now=now)
+        else:
+            to_send.append((run_id, task_id))
+    counts["requeued"] = len(to_send)
+    for run_id, task_id in to_send:
+        transaction.on_commit(lambda run_id=run_id, task_id=task_id: _send(run_id, task_id))
+    return counts
 
 
 def _measure_in_thread(coroutine_factory, *, on_level, stop_event: threading.Event, keep_alive) -> Any:

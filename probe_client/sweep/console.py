@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 
+# Printed result blocks are recognised by a header within the first megabyte.
+CONSOLE_SNIFF_BYTES = 1_000_000
 HEADER = re.compile(r"^=+ Serving Benchmark Result =+$")
 FOOTER = re.compile(r"^=+$")
 SECTION = re.compile(r"^-{3,}\s*(?P<title>[^-].*?)\s*-{3,}$")
@@ -137,13 +139,13 @@ def _read_block(lines: list[tuple[int, str]]) -> dict:
     return figures
 
 
-def read_blocks(text: str) -> list[tuple[int, dict]]:
-    """(line number of the header, figures) of every result block in `text`; figures are keyed as FIGURES
-    names them, with "stats": {metric: {statistic: ms}}."""
+def read_blocks(lines: Iterable[str]) -> list[tuple[int, dict]]:
+    """(line number of the header, figures) of every result block in the text's `lines` (read one at a time);
+    figures are keyed as FIGURES names them, with "stats": {metric: {statistic: ms}}."""
     blocks = []
     current: list[tuple[int, str]] | None = None
     start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(lines, start=1):
         line = raw.strip()
         if HEADER.match(line):
             if current is not None:
@@ -173,5 +175,6 @@ def printed_by(figures: dict) -> str:
     return "sglang-bench-serving" if sglang else "vllm-bench-serve"
 
 
-def looks_like_console(data: bytes) -> bool:
-    return b"Serving Benchmark Result" in data[:1_000_000]
+def looks_like_console(head: bytes) -> bool:
+    """Whether a file whose first CONSOLE_SNIFF_BYTES are `head` holds printed result blocks."""
+    return b"Serving Benchmark Result" in head[:CONSOLE_SNIFF_BYTES]

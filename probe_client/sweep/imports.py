@@ -30,13 +30,23 @@ duration and request counts that follow from figures it gave. Every problem rais
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
-from .console import ConsoleBlockError, looks_like_console, printed_by, read_blocks
+from ..jsonlimits import MAX_JSON_VALUES, JSONLimitError, TooManyValues, loads_counted
+from .console import CONSOLE_SNIFF_BYTES, ConsoleBlockError, looks_like_console, printed_by, read_blocks
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
+# The JSON a file may hold in all, one document or JSONL lines; a larger file is read a line at a time.
+MAX_JSON_DOCUMENT_BYTES = 16 * 1024 * 1024
+# ``--append-result`` writes one line per run, and a sweep keeps at most 64 levels.
+MAX_RESULT_ROWS = 1_000
+# Pasted output of a sweep is a few hundred lines, progress bars included.
+MAX_RESULT_LINES = 100_000
+MAX_CONSOLE_LINE_BYTES = 1024 * 1024
 IMPORT_FORMATS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf")
 
 
@@ -69,29 +79,76 @@ def _count(value) -> int | None:
     return int(number) if number is not None and number >= 0 and number == int(number) else None
 
 
-def _documents(data: bytes) -> list:
-    """The file's JSON values: one document, or one per line (JSONL, as ``--append-result`` writes)."""
-    if len(data) > MAX_RESULT_BYTES:
-        raise ResultFileError(f"file: larger than {MAX_RESULT_BYTES // (1024 * 1024)} MiB")
+def _text(raw: bytes, offset: int = 0) -> str:
     try:
-        text = data.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ResultFileError(f"file: not UTF-8 text (byte {error.start})") from None
-    if not text.strip():
-        raise ResultFileError("file: empty")
-    try:
-        return [json.loads(text)]
-    except ValueError:
-        pass
-    documents = []
-    for number, line in enumerate(text.splitlines(), start=1):
+        raise ResultFileError(f"file: not UTF-8 text (byte {offset + error.start})") from None
+
+
+def _documents(source: BinaryIO, size: int) -> list:
+    """The file's JSON values: one document, or one per line (JSONL, as ``--append-result`` writes). Memory stays
+    bounded whatever the file holds: at most MAX_JSON_DOCUMENT_BYTES of JSON and MAX_JSON_VALUES values in all,
+    and a larger file is read a line at a time (at most MAX_RESULT_ROWS of them), so it is refused early."""
+    if size <= MAX_JSON_DOCUMENT_BYTES:
+        text = _text(source.read())
+        if not text.strip():
+            raise ResultFileError("file: empty")
+        try:
+            return [loads_counted(text)[0]]
+        except JSONLimitError as error:
+            raise ResultFileError(f"file: {error}") from None
+        except json.JSONDecodeError:
+            pass
+        del text
+        source.seek(0)
+    documents: list = []
+    offset = 0
+    values_left = MAX_JSON_VALUES
+    json_bytes = 0
+    for number, raw in enumerate(iter(lambda: source.readline(MAX_JSON_DOCUMENT_BYTES + 1), b""), start=1):
+        if len(raw) > MAX_JSON_DOCUMENT_BYTES:
+            raise ResultFileError(
+                f"file line {number}: a JSON document larger than {MAX_JSON_DOCUMENT_BYTES // (1024 * 1024)} MiB "
+                "is refused"
+            )
+        line = _text(raw, offset)
+        offset += len(raw)
         if not line.strip():
             continue
+        json_bytes += len(raw)
+        if json_bytes > MAX_JSON_DOCUMENT_BYTES:
+            mib = MAX_JSON_DOCUMENT_BYTES // (1024 * 1024)
+            raise ResultFileError(f"file line {number}: more than {mib} MiB of JSON in all is refused")
+        if len(documents) == MAX_RESULT_ROWS:
+            raise ResultFileError(f"file: more than {MAX_RESULT_ROWS:,} JSON lines; import at most {MAX_RESULT_ROWS:,} "
+                                  "runs at a time")
         try:
-            documents.append(json.loads(line))
-        except ValueError as error:
+            document, values = loads_counted(line, max_values=values_left)
+        except TooManyValues:
+            message = f"file line {number}: the file holds more than {MAX_JSON_VALUES:,} JSON values"
+            raise ResultFileError(message) from None
+        except JSONLimitError as error:
+            raise ResultFileError(f"file line {number}: {error}") from None
+        except json.JSONDecodeError as error:
             raise ResultFileError(f"file line {number}: not valid JSON ({error.msg} at column {error.colno})") from None
+        documents.append(document)
+        values_left -= values
+    if not documents:
+        raise ResultFileError("file: empty")
     return documents
+
+
+def _console_lines(source: BinaryIO):
+    """The printed text a line at a time, at most MAX_RESULT_LINES lines of at most MAX_CONSOLE_LINE_BYTES."""
+    offset = 0
+    for number, raw in enumerate(iter(lambda: source.readline(MAX_CONSOLE_LINE_BYTES + 1), b""), start=1):
+        if number > MAX_RESULT_LINES:
+            raise ResultFileError(f"file: more than {MAX_RESULT_LINES:,} lines")
+        if len(raw) > MAX_CONSOLE_LINE_BYTES:
+            raise ResultFileError(f"file line {number}: longer than {MAX_CONSOLE_LINE_BYTES // (1024 * 1024)} MiB")
+        yield _text(raw, offset)
+        offset += len(raw)
 
 
 def detect_format(documents: list) -> str | None:
@@ -109,16 +166,24 @@ def detect_format(documents: list) -> str | None:
     return None
 
 
-def parse_result_file(data: bytes, *, source_tool: str | None = None) -> ParsedResults:
+def parse_result_file(data: bytes | BinaryIO, *, source_tool: str | None = None) -> ParsedResults:
     """Read one peer tool's result file, or the result blocks a run printed (``source_tool`` None: recognised
-    from the file's keys or the block's lines)."""
+    from the file's keys or the block's lines). ``data``: the file's bytes, or the file itself (binary, seekable),
+    which is then read a line at a time where the format allows."""
     if source_tool is not None and source_tool not in IMPORT_FORMATS:
         raise ResultFileError(f"source_tool: one of {', '.join(IMPORT_FORMATS)}, got {source_tool!r}")
-    if looks_like_console(data):
-        return _parse_console(data, source_tool)
+    source = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    size = source.seek(0, io.SEEK_END)
+    if size > MAX_RESULT_BYTES:
+        raise ResultFileError(f"file: larger than {MAX_RESULT_BYTES // (1024 * 1024)} MiB")
+    source.seek(0)
+    console = looks_like_console(source.read(CONSOLE_SNIFF_BYTES))
+    source.seek(0)
+    if console:
+        return _parse_console(source, source_tool)
     if source_tool == "sglang-bench-serving":
         raise ResultFileError("file: no \"Serving Benchmark Result\" block of SGLang's bench_serving")
-    documents = _documents(data)
+    documents = _documents(source, size)
     detected = detect_format(documents)
     if source_tool is None:
         if detected is None:
@@ -516,14 +581,10 @@ def _console_level(figures: dict) -> dict:
     )
 
 
-def _parse_console(data: bytes, source_tool: str | None) -> ParsedResults:
+def _parse_console(source: BinaryIO, source_tool: str | None) -> ParsedResults:
     """Every block of the text as one run, a level per block (a sweep pasted block after block)."""
-    if len(data) > MAX_RESULT_BYTES:
-        raise ResultFileError(f"file: larger than {MAX_RESULT_BYTES // (1024 * 1024)} MiB")
     try:
-        blocks = read_blocks(data.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ResultFileError(f"file: not UTF-8 text (byte {error.start})") from None
+        blocks = read_blocks(_console_lines(source))
     except ConsoleBlockError as error:
         raise ResultFileError(str(error)) from None
     printed = {printed_by(figures) for _, figures in blocks}

@@ -19,6 +19,8 @@ import json
 import random
 from dataclasses import dataclass
 
+from ..jsonlimits import JSONLimitError, loads_bounded
+
 DISTRIBUTION_KINDS = ("fixed", "uniform", "normal", "sample")
 MAX_TOKENS_PER_LENGTH = 1_000_000
 MAX_SAMPLE_VALUES = 100_000
@@ -253,8 +255,10 @@ def lengths_from_jsonl(text: str | bytes, *, source: str = "file") -> tuple[list
             continue
         where = f"{source} line {number}"
         try:
-            record = json.loads(line)
-        except ValueError as error:
+            record = loads_bounded(line)
+        except JSONLimitError as error:
+            raise WorkloadError(f"{where}: {error}") from None
+        except json.JSONDecodeError as error:
             raise WorkloadError(f"{where}: not valid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(record, dict):
             raise WorkloadError(f"{where}: must be a JSON object, got {type(record).__name__}")

@@ -45,3 +45,22 @@ def test_json_nested_within_the_limit_reaches_validation(staff_client):
     body = '{"verdict": ' + "[" * 10 + "]" * 10 + "}"
     error = _error(staff_client.patch("/api/v1/tools/vllm/", body, content_type="application/json"), 400)
     assert "verdict" in error["fields"]
+
+
+@pytest.mark.parametrize("content_type", ["multipart/form-data", "application/x-www-form-urlencoded"])
+def test_a_form_body_with_more_fields_than_the_limit_is_a_400_naming_it(staff_client, settings, content_type):
+    fields = {f"f{number}": "1" for number in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS + 1)}
+    if content_type == "multipart/form-data":
+        response = staff_client.post("/api/v1/probes/sweeps/import/", fields, format="multipart")
+    else:
+        body = "&".join(f"{name}={value}" for name, value in fields.items())
+        response = staff_client.post("/api/v1/probes/sweeps/import/", body, content_type=content_type)
+    error = _error(response, 400)
+    assert f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,}" in error["message"]
+
+
+def test_a_form_body_over_the_memory_limit_is_a_413_naming_it(staff_client, settings):
+    body = "flags=" + "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 10)
+    response = staff_client.post("/api/v1/probes/sweeps/import/", body, content_type="application/x-www-form-urlencoded")
+    error = _error(response, 413)
+    assert f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,}" in error["message"]

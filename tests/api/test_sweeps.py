@@ -81,6 +81,7 @@ def test_staff_start_a_sweep_with_a_preset_and_a_hardware_price(staff_client, dj
         ({"workload_jsonl": '{"input_tokens": 100, "output_tokens": 20}\n{"input_tokens": "x"}'},
          "workload_jsonl", "line 2"),
         ({"workload_jsonl": "not json"}, "workload_jsonl", "line 1: not valid JSON"),
+        ({"workload_jsonl": "[" * 100_000 + "]" * 100_000}, "workload_jsonl", "line 1: JSON nested deeper than 64"),
         ({"preset": "chat", "workload": {"input": 1, "output": 1}}, "workload", "exactly one"),
         ({"preset": "chat", "hardware": "no-such-card"}, "hardware", "No hardware"),
         ({"preset": "chat", "hourly_price_usd": "-2"}, "hourly_price_usd", ""),

@@ -186,3 +186,24 @@ def test_a_database_that_accepts_and_never_answers_gives_the_error_page_within_s
     finally:
         gunicorn.stop()
         silent.close()
+
+
+def test_a_database_that_is_down_gives_the_error_page_at_once(production_env):
+    """Nothing listens on the database's port: every connection is refused."""
+    closed = _free_port()
+    port = _free_port()
+    env = {**production_env, "DATABASE_URL": f"postgres://atlas@127.0.0.1:{closed}/atlas"}
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+    gunicorn = Service([str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                        "--workers", "1"], env)
+    try:
+        gunicorn.wait_for(r"Listening at", timeout=60)
+        started = time.monotonic()
+        pages = [httpx.get(f"http://127.0.0.1:{port}{path}", headers=PROXIED, timeout=60)
+                 for path in ("/", "/api/v1/tools/")]
+        elapsed = time.monotonic() - started
+        assert [page.status_code for page in pages] == [500, 500]
+        assert "Something went wrong" in pages[0].text and pages[1].json()["error"]["code"] == "server_error"
+        assert elapsed < 5
+    finally:
+        gunicorn.stop()

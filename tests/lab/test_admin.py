@@ -6,6 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from lab.models import SweepLevel, SweepRun
+from probe_client.sweep.imports import MAX_RESULT_ROWS
 from tests.factories import SweepLevelFactory, SweepRunFactory
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +37,20 @@ def test_a_result_file_is_imported_from_the_lab_runs_list(admin_client):
     run = SweepRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("lab:sweep-detail", args=[run.pk])
     assert run.source_tool == "guidellm" and run.levels.count() == 3
+
+
+@pytest.mark.parametrize(
+    ("content", "text"),
+    [
+        (b"{}\n" * (MAX_RESULT_ROWS + 1), f"more than {MAX_RESULT_ROWS:,} JSON lines"),
+        (b'{"benchmarks": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested deeper than 64 levels"),
+    ],
+)
+def test_a_hostile_file_is_refused_naming_the_limit(admin_client, content, text):
+    response = admin_client.post(_url("import"), {"file": SimpleUploadedFile("r.jsonl", content), "hardware_count": 1})
+    assert response.status_code == 400
+    assert text in response.content.decode()
+    assert not SweepRun.objects.exists()
 
 
 def test_a_bad_file_is_refused_with_its_reason_and_nothing_is_stored(admin_client):

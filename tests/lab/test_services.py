@@ -1,15 +1,23 @@
 """Sweep runs: creation with field-named errors, in-process execution against the simulator's engine model,
 stop and resume per level, the retest rule, and imports of peer tools' results."""
+import datetime as dt
 import threading
 import time
 
 import pytest
+from django.utils import timezone
 
 from core.exceptions import ApplicationError
 from lab.models import SweepLevel, SweepRun
 from lab.services.imports import sweep_import_create
-from lab.services.run import sweep_run_create, sweep_run_execute, sweep_run_request_stop, sweep_run_resume
-from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
+from lab.services.run import (
+    sweep_run_create,
+    sweep_run_execute,
+    sweep_run_request_stop,
+    sweep_run_resume,
+    sweep_runs_recover,
+)
+from tests.factories import HardwareSpecFactory, ProbeTargetFactory, SweepRunFactory, ToolFactory
 from tests.simulator import start_simulator
 
 WORKLOAD = {"name": "short", "input": 120, "output": 12}
@@ -222,3 +230,23 @@ def test_a_new_engine_version_reported_by_the_server_splits_the_history(client):
     assert upgraded.changes == {"engine_version": {"old": "0.10.1", "new": "0.11.0", "previous_run": same.pk}}
     html = client.get(f"/engines/lab/{upgraded.pk}/").content.decode()
     assert "0.10.1 → 0.11.0" in html and f"changed on {upgraded.queued_at:%Y-%m-%d}, re-measured" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recovery_resends_a_sweep_whose_lease_lapsed_and_gives_up_after_the_attempt_cap(published, settings):
+    lapsed = timezone.now() - dt.timedelta(seconds=1)
+    retried = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=1, lease_expires_at=lapsed, task_id="t-1")
+    hopeless = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=settings.PROBE_RUN_MAX_ATTEMPTS,
+                               lease_expires_at=lapsed)
+    alive = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=1,
+                            lease_expires_at=timezone.now() + dt.timedelta(seconds=60))
+
+    assert sweep_runs_recover() == {"requeued": 1, "gave_up": 1}
+
+    assert [(m["task"], m["args"], m["headers"]["id"]) for m in published] == [
+        ("lab.tasks.sweep_run_task", [retried.pk], "t-1")
+    ]
+    hopeless.refresh_from_db()
+    assert (hopeless.status, hopeless.error_class) == (SweepRun.Status.FAILED, "WorkerLost")
+    alive.refresh_from_db()
+    assert alive.status == SweepRun.Status.RUNNING

@@ -112,6 +112,21 @@ def test_an_echoed_start_or_end_of_the_key_is_replaced_too():
     assert text.startswith("key ") and text.endswith(" refused")
 
 
+@pytest.mark.parametrize("mask", ["...", "…", "***", "****", "••••"])
+def test_a_masked_echo_is_replaced_whatever_the_length_of_its_visible_parts(mask):
+    secret = "sk-canary-123"
+    for echoed in (f"sk-can{mask}y-123", f"sk-ca{mask}", f"{mask}y-123", f"s{mask}123"):
+        assert clean_text(f"Incorrect API key provided: {echoed} (check it)", secret) == (
+            f"Incorrect API key provided: {REDACTED} (check it)"
+        ), echoed
+
+
+def test_a_mask_next_to_too_little_of_the_key_or_to_other_words_stays():
+    secret = "sk-canary-123"
+    for text in ("Loading... done", "sk-...", "wait***", "see sk-ca and y-123", "a...b"):
+        assert clean_text(text, secret) == text
+
+
 def test_text_loses_nul_bytes_and_lone_surrogates_and_is_cut_to_the_column():
     assert clean_text("a\x00b", "") == "ab"
     assert clean_text(json.loads('"\\ud800x"'), "") == "?x"

@@ -308,13 +308,17 @@ def test_beat_schedule_names_real_tasks_and_drops_stale_copies():
 
     app.loader.import_default_modules()
     schedule = settings.CELERY_BEAT_SCHEDULE
-    for name in ("probes-speed-every-3h", "probes-parallel-and-compat-daily", "probes-recover-runs"):
+    names = ("probes-speed-every-3h", "probes-parallel-and-compat-daily", "probes-recover-runs", "lab-recover-sweeps")
+    for name in names:
         entry = schedule[name]
         assert entry["task"] in app.tasks, name
         assert entry["options"]["expires"] > 0
     speed = schedule["probes-speed-every-3h"]["schedule"]
     assert isinstance(speed, crontab) and speed.hour == set(range(0, 24, 3))
-    assert schedule["probes-recover-runs"]["options"]["expires"] < schedule["probes-recover-runs"]["schedule"]
+    for name in ("probes-recover-runs", "lab-recover-sweeps"):
+        # Once per lease: an abandoned run is re-sent within two leases (docs/operations.md).
+        assert schedule[name]["schedule"] == settings.PROBE_RUN_LEASE_SECONDS
+        assert schedule[name]["options"]["expires"] < schedule[name]["schedule"]
 
 
 def test_time_limits_fit_inside_the_broker_visibility_timeout():

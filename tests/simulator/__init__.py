@@ -42,7 +42,10 @@ Options (keyword arguments of ``start_simulator``, or per request as a JSON obje
   (``too_large_bytes``), ``too_large_content_length``, ``slow_drip`` (one byte every ``drip_interval_ms``),
   ``no_done_hang`` (finish chunk, then silence), ``no_done_close`` (finish chunk, clean close, no [DONE]),
   ``close_without_finish``, ``redirect``, ``unauthorized_401``, ``echo_auth_500`` (a 500 whose body echoes
-  the request's Authorization header, to prove the client redacts it).
+  the request's Authorization header, to prove the client redacts it), ``echo_key_401`` (a 401 whose error
+  JSON holds the key sent, in full and masked as providers mask it: ``sk-ab...yz12``, ``***``, ``…``).
+- ``echo_key``: every answer to a chat request carries the key sent in headers a run stores (the request id,
+  rate-limit headers), in full and masked.
 - ``engine``: a self-hosted engine's load behaviour for sweep tests (``tests/simulator/engine_model.py``):
   ``slots`` (streams served at once; more wait), ``prefill_ms_per_token``, ``itl_ms_per_active`` (decode steps
   slow down as more streams decode together), ``prefix_cache`` with ``cache_block_tokens`` (cached tokens in

@@ -144,6 +144,17 @@ def compose_reply(profile: Profile, body: dict, schedule: Schedule) -> Reply:
     return reply
 
 
+def masked_keys(key: str) -> tuple[str, str, str]:
+    """The key as providers echo it masked: its first six and last six characters around "...", "***" or "…"."""
+    return f"{key[:6]}...{key[-6:]}", f"{key[:6]}***{key[-6:]}", f"{key[:6]}…{key[-6:]}"
+
+
+def _key_echo_headers(key: str) -> dict[str, str]:
+    # Header values are Latin-1 on the wire, so the "…" form stays in the error JSON.
+    dots, stars, _ = masked_keys(key)
+    return {"x-request-id": f"req_{dots}", "x-ratelimit-key": key, "x-ratelimit-key-hint": stars}
+
+
 class Connection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -202,6 +213,7 @@ class Simulator:
         self.options = dict(options or {})
         self.requests: list[dict] = []
         self.fault_count = 0
+        self.echo_headers: dict[str, str] = {}
         self.engine = EngineModel.from_options(self.options.get("engine"))
         self._server: asyncio.AbstractServer | None = None
 
@@ -264,6 +276,8 @@ class Simulator:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
+        key = headers.get("authorization", "").removeprefix("Bearer ")
+        self.echo_headers = _key_echo_headers(key) if options.get("echo_key") and key else {}
         redact = set(options.get("redact_headers") or ())
         record = {
             "method": method,
@@ -355,6 +369,7 @@ class Simulator:
     def _common_headers(self, request_id: str) -> dict:
         headers = {"x-request-id": request_id, "server": f"simulator/{self.profile.name}"}
         headers.update(self.profile.extra_headers)
+        headers.update(self.echo_headers)
         return headers
 
     async def _send_raw(
@@ -372,6 +387,7 @@ class Simulator:
 
     async def _send_error(self, conn: Connection, status: int, fields: dict, extra: dict | None = None) -> bool:
         headers = dict(self.profile.extra_headers)
+        headers.update(self.echo_headers)
         headers.update(extra or {})
         return await self._send_raw(conn, status, self.profile.error_body(status, fields), "application/json", headers)
 
@@ -485,6 +501,19 @@ class Simulator:
             # A broken upstream that echoes the request headers into its error page.
             page = f"upstream failed; request headers were: authorization={headers.get('authorization', '')}".encode()
             return await self._send_raw(conn, 500, page, "text/plain")
+        if fault == "echo_key_401":
+            key = headers.get("authorization", "").removeprefix("Bearer ")
+            forms = masked_keys(key)
+            return await self._send_error(
+                conn,
+                401,
+                {
+                    "message": f"Incorrect API key provided: {forms[0]}. You sent {key} ({forms[2]}).",
+                    "type": "invalid_request_error",
+                    "param": forms[1],
+                    "code": "invalid_api_key",
+                },
+            )
         if fault == "stall_before_headers":
             await conn.hang()
             return False

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from probe_client.sweep import ResultFileError, parse_result_file
+from probe_client.sweep.imports import MAX_CONSOLE_LINE_BYTES, MAX_RESULT_LINES
 
 BLOCKS = Path(__file__).resolve().parents[1] / "fixtures" / "console_blocks"
 
@@ -104,3 +105,11 @@ def test_a_figure_after_the_sections_is_out_of_order():
     moved.insert(len(moved) - 1, "Request throughput (req/s):              14.84")
     with pytest.raises(ResultFileError, match=r"^line \d+: Request throughput \(req/s\) comes after the latency"):
         parse_result_file("\n".join(moved).encode())
+
+
+def test_printed_text_past_the_line_limits_is_refused_naming_them():
+    header = b"============ Serving Benchmark Result ============\n"
+    with pytest.raises(ResultFileError, match=f"^file: more than {MAX_RESULT_LINES:,} lines$"):
+        parse_result_file(header + b"\n" * MAX_RESULT_LINES)
+    with pytest.raises(ResultFileError, match="^file line 2: longer than 1 MiB$"):
+        parse_result_file(header + b"x" * (MAX_CONSOLE_LINE_BYTES + 1) + b"\n")

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from probe_client.jsonlimits import MAX_JSON_VALUES
 from probe_client.sweep import ResultFileError, find_knee, parse_result_file
+from probe_client.sweep.imports import MAX_JSON_DOCUMENT_BYTES, MAX_RESULT_BYTES, MAX_RESULT_ROWS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "peer_results"
 GUIDELLM = FIXTURES / "guidellm-0.8.1-benchmarks.json"
@@ -100,3 +102,38 @@ def test_the_same_level_twice_is_refused():
     line = VLLM.read_text().splitlines()[0]
     with pytest.raises(ResultFileError, match="the same load level appears twice"):
         parse_result_file(f"{line}\n{line}\n".encode())
+
+
+def _refusal(data: bytes) -> str:
+    with pytest.raises(ResultFileError) as error:
+        parse_result_file(data)
+    return str(error.value)
+
+
+def test_hostile_files_are_refused_naming_the_limit_they_pass():
+    assert _refusal(b"{}\n" * (MAX_RESULT_ROWS + 1)) == (
+        f"file: more than {MAX_RESULT_ROWS:,} JSON lines; import at most {MAX_RESULT_ROWS:,} runs at a time"
+    )
+    assert _refusal(b"[" + b"0," * MAX_JSON_VALUES + b"0]") == (
+        f"file: JSON with more than {MAX_JSON_VALUES:,} values is refused"
+    )
+    assert _refusal(b"[" * 65 + b"]" * 65) == "file: JSON nested deeper than 64 levels is refused"
+    # Past 16 MiB a file is read a line at a time, and the value limit holds for the lines together.
+    padding = b" " * (MAX_JSON_DOCUMENT_BYTES - 1) + b"\n"
+    assert _refusal(padding + b'{"completed": 1}\n' + b"[" * 65 + b"]" * 65) == (
+        "file line 3: JSON nested deeper than 64 levels is refused"
+    )
+    line = b"[" + b"0," * (MAX_JSON_VALUES // 2) + b"0]\n"
+    assert _refusal(padding + line * 2) == f"file line 3: the file holds more than {MAX_JSON_VALUES:,} JSON values"
+    half = b'["' + b"a" * (MAX_JSON_DOCUMENT_BYTES // 2) + b'"]\n'
+    assert _refusal(half * 3) == "file line 2: more than 16 MiB of JSON in all is refused"
+    # A single document past what is read whole: refused at its first (and only) line.
+    big = b'{"x": "' + b"a" * MAX_JSON_DOCUMENT_BYTES + b'"}'
+    assert _refusal(big) == "file line 1: a JSON document larger than 16 MiB is refused"
+    assert _refusal(b"x" * (MAX_RESULT_BYTES + 1)) == "file: larger than 64 MiB"
+
+
+def test_a_file_is_read_from_its_file_object_as_from_its_bytes():
+    with VLLM.open("rb") as file:
+        from_file = parse_result_file(file)
+    assert from_file.levels == parse_result_file(VLLM.read_bytes()).levels
