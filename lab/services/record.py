@@ -33,6 +33,9 @@ def level_fields(level: dict) -> dict:
     }
 
 
+LEVEL_FIELD_NAMES = tuple(level_fields({"level": 1}))
+
+
 def sweep_level_record(*, run_id: int, attempt: int, level: LevelResult, secret: str = "") -> bool:
     """Store one finished level, unless this attempt lost the run meanwhile."""
     with transaction.atomic():

@@ -16,6 +16,8 @@ import logging
 import queue
 import threading
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from celery import current_app
@@ -31,6 +33,7 @@ from lab.models import SweepLevel, SweepRun
 from lab.services.card import sweep_card, sweep_changes
 from lab.services.plan import valid_hardware_count, valid_hourly_price, valid_plan, workload_key
 from lab.services.record import sweep_level_record
+from probe_client import EndpointConfig
 from probe_client.secrets import MAX_TEXT, scrub, secret_value
 from probe_client.sweep import (
     LevelResult,
@@ -54,25 +57,25 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 
 
-def sweep_run_create(
+def _run_instance(
     *,
-    target: ProbeTarget,
-    kind: str = SweepRun.Kind.SWEEP,
-    plan: dict | None = None,
-    workload: dict | None = None,
-    hardware: HardwareSpec | None = None,
-    hardware_count: int = 1,
-    hourly_price_usd: Any = None,
-    flags: str = "",
+    target: ProbeTarget | None,
+    kind: str,
+    plan: dict | None,
+    workload: dict | None,
+    hardware: HardwareSpec | None,
+    hardware_count: int,
+    hourly_price_usd: Any,
+    flags: str,
 ) -> SweepRun:
-    """A queued run (nothing is sent anywhere); bad parameters raise ApplicationError naming the field."""
+    """A checked, unsaved run; bad parameters raise ApplicationError naming the field."""
     stored_plan, stored_workload = valid_plan(kind, plan, workload)
     price = valid_hourly_price(hourly_price_usd)
     if kind == SweepRun.Kind.SWEEP and price is not None:
         stored_plan["hourly_price_usd"] = float(price)
-    run = SweepRun(
+    return SweepRun(
         target=target,
-        tool=target.tool,
+        tool=target.tool if target else None,
         kind=kind,
         plan=stored_plan,
         workload=stored_workload,
@@ -84,6 +87,27 @@ def sweep_run_create(
         flags=(flags or "")[:MAX_TEXT],
         levels_total=len(stored_plan.get("levels", [])) if kind == SweepRun.Kind.SWEEP else 1,
         task_id=str(uuid.uuid4()),
+    )
+
+
+def sweep_run_create(
+    *,
+    target: ProbeTarget | None,
+    kind: str = SweepRun.Kind.SWEEP,
+    plan: dict | None = None,
+    workload: dict | None = None,
+    hardware: HardwareSpec | None = None,
+    hardware_count: int = 1,
+    hourly_price_usd: Any = None,
+    flags: str = "",
+) -> SweepRun:
+    """A queued run (nothing is sent anywhere); bad parameters raise ApplicationError naming the field.
+
+    A run without a target is measured only in-process (``sweep_run_execute`` with the endpoint's config, as
+    ``manage.py sweep --save`` does): no worker can measure or resume it."""
+    run = _run_instance(
+        target=target, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
+        hourly_price_usd=hourly_price_usd, flags=flags,
     )
     run.save()
     return run
@@ -133,7 +157,8 @@ def sweep_run_request_stop(*, run: SweepRun) -> bool:
 def sweep_run_resume(*, run: SweepRun) -> bool:
     """Queue a stopped sweep again; the levels already stored are kept and not measured twice."""
     task_id = str(uuid.uuid4())
-    resumed = SweepRun.objects.filter(pk=run.pk, status=SweepRun.Status.STOPPED).update(
+    # A run without a target was measured from the command line; no worker knows its endpoint.
+    resumed = SweepRun.objects.filter(pk=run.pk, status=SweepRun.Status.STOPPED, target__isnull=False).update(
         status=SweepRun.Status.QUEUED, stop_requested=False, stopped_reason="", attempts=0, task_id=task_id,
         lease_expires_at=None, updated_at=timezone.now(),
     )
@@ -186,52 +211,97 @@ def _measure_in_thread(coroutine_factory, *, on_level, stop_event: threading.Eve
     return box["result"]
 
 
-def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
-    """Claim one run, measure, store level by level, and finish it. Safe to call again for the same run."""
+def sweep_run_execute(
+    *,
+    run_id: int,
+    worker: str,
+    config: EndpointConfig | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_level_done: Callable[[LevelResult], None] | None = None,
+) -> RunExecution:
+    """Claim one run, measure, store level by level, and finish it. Safe to call again for the same run.
+
+    A worker measures the run's target. The command line passes the endpoint's ``config`` (a run without a
+    target has no other), ``should_stop`` (polled with the lease: Ctrl-C ends the run as an operator's stop
+    would) and ``on_level_done`` (called in this thread once a level is stored)."""
     run = SweepRun.objects.select_related("target__tool", "hardware").filter(pk=run_id).first()
     if run is None:
         return RunExecution.MISSING
     if run.is_finished or run.status == SweepRun.Status.STOPPED:
         return RunExecution.ALREADY_FINISHED
-    if run.target is None:
+    if run.target is None and config is None:
         return RunExecution.MISSING
     claim = lease_claim(SweepRun, pk=run_id, worker=worker)
     if claim.outcome is not None:
         return claim.outcome
     run.refresh_from_db()
     target = run.target
-    secret = secret_value(target.api_key_env)
-    if target.api_key_env and not target.is_configured:
+    config = config or target.endpoint_config()
+    secret = secret_value(config.api_key_env)
+    if config.key_missing():
         _finish(run, claim.attempt, status=SweepRun.Status.FAILED, error_class="auth_missing",
-                error_message=f"The environment variable {target.api_key_env} is not set where this sweep ran.")
+                error_message=f"The environment variable {config.api_key_env} is not set where this sweep ran.")
         return RunExecution.FINISHED
-    config = target.endpoint_config()
-    facts = asyncio.run(fetch_server_facts(config))
     stop_event = threading.Event()
 
     def keep_alive() -> bool:
         renewed = lease_renew(SweepRun, pk=run_id, attempt=claim.attempt)
-        if renewed and SweepRun.objects.filter(pk=run_id, stop_requested=True).exists():
+        asked = should_stop is not None and should_stop()
+        if renewed and (asked or SweepRun.objects.filter(pk=run_id, stop_requested=True).exists()):
             stop_event.set()
         return bool(renewed)
 
     def on_level(level: LevelResult) -> bool:
-        return sweep_level_record(run_id=run_id, attempt=claim.attempt, level=level, secret=secret)
+        stored = sweep_level_record(run_id=run_id, attempt=claim.attempt, level=level, secret=secret)
+        if stored and on_level_done is not None:
+            on_level_done(level)
+        return stored
 
-    outcome: dict = {}
+    done = set(run.levels.values_list("level", flat=True))
+    measured = _measure(run, config, on_level=on_level, stop_event=stop_event, keep_alive=keep_alive,
+                        skip_levels=done, stored_before=bool(done))
+    if not _finish(run, claim.attempt, card=scrub(measured.card, secret), engine_version=measured.engine_version,
+                   model_fingerprint=measured.model_fingerprint, secret=secret, **measured.outcome):
+        logger.warning("Sweep run %s attempt %s lost its lease; its ending was discarded", run_id, claim.attempt)
+        return RunExecution.LOST_LEASE
+    return RunExecution.FINISHED
+
+
+@dataclass
+class Measured:
+    """What one measurement of a run gave, before (or without) it is stored: the levels in the order they
+    finished, the run's ending (status, reason, error, results), its card and what identifies the server."""
+
+    levels: list[LevelResult]
+    outcome: dict
+    card: dict
+    engine_version: str
+    model_fingerprint: str
+
+
+def _measure(
+    run: SweepRun, config: EndpointConfig, *, on_level, stop_event: threading.Event, keep_alive,
+    skip_levels: set = frozenset(), stored_before: bool = False,
+) -> Measured:
+    facts = asyncio.run(fetch_server_facts(config))
+    levels: list[LevelResult] = []
+
+    def collect(level: LevelResult) -> bool:
+        levels.append(level)
+        return on_level(level)
+
     try:
         if run.kind == SweepRun.Kind.SWEEP:
             plan = SweepPlan.from_dict(run.plan)
             workload = Workload.from_dict(run.workload)
-            done = set(run.levels.values_list("level", flat=True))
             result = _measure_in_thread(
                 lambda put: run_sweep(
                     config, plan=plan, workload=workload, on_level_done=put,
-                    should_stop=stop_event.is_set, skip_levels=done,
+                    should_stop=stop_event.is_set, skip_levels=skip_levels,
                 ),
-                on_level=on_level, stop_event=stop_event, keep_alive=keep_alive,
+                on_level=collect, stop_event=stop_event, keep_alive=keep_alive,
             )
-            outcome = _sweep_outcome(run, result, stop_event)
+            outcome = _sweep_outcome(result, stop_event, stored_before=stored_before)
             server_info = result.server_info
         else:
             suite = {
@@ -241,7 +311,7 @@ def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
             }[run.kind]
             parameters = {k: tuple(v) if isinstance(v, list) else v for k, v in run.plan.items()}
             result = _measure_in_thread(
-                lambda put: suite(config, **parameters), on_level=on_level, stop_event=stop_event,
+                lambda put: suite(config, **parameters), on_level=collect, stop_event=stop_event,
                 keep_alive=keep_alive,
             )
             document = result.to_dict()
@@ -254,19 +324,58 @@ def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
     except (SuiteError, SweepLimitError, WorkloadError) as error:
         outcome = {"status": SweepRun.Status.FAILED, "error_class": "invalid_plan", "error_message": str(error)}
         server_info = {}
-    card = sweep_card(run=run, facts=facts, server_info=server_info)
     fingerprint = model_fingerprint(facts) or str(server_info.get("model") or "")
-    if not _finish(run, claim.attempt, card=scrub(card, secret), engine_version=str(facts.get("engine_version") or "")[:120],
-                   model_fingerprint=fingerprint[:300], secret=secret, **outcome):
-        logger.warning("Sweep run %s attempt %s lost its lease; its ending was discarded", run_id, claim.attempt)
-        return RunExecution.LOST_LEASE
-    return RunExecution.FINISHED
+    return Measured(
+        levels=levels,
+        outcome=outcome,
+        card=sweep_card(run=run, facts=facts, server_info=server_info, requested_model=config.model),
+        engine_version=str(facts.get("engine_version") or "")[:120],
+        model_fingerprint=fingerprint[:300],
+    )
 
 
-def _sweep_outcome(run: SweepRun, result, stop_event: threading.Event) -> dict:
+def sweep_measure(
+    *,
+    config: EndpointConfig,
+    kind: str = SweepRun.Kind.SWEEP,
+    plan: dict | None = None,
+    workload: dict | None = None,
+    hardware: HardwareSpec | None = None,
+    hardware_count: int = 1,
+    hourly_price_usd: Any = None,
+    flags: str = "",
+    should_stop: Callable[[], bool] | None = None,
+    on_level_done: Callable[[LevelResult], None] | None = None,
+) -> tuple[SweepRun, Measured]:
+    """Measure a sweep or suite now and store nothing: the unsaved run (plan, workload, card fields as
+    ``sweep_run_create`` checks them) and what was measured, with the knee as a stored sweep would have it."""
+    run = _run_instance(
+        target=None, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
+        hourly_price_usd=hourly_price_usd, flags=flags,
+    )
+    stop_event = threading.Event()
+
+    def on_level(level: LevelResult) -> bool:
+        if on_level_done is not None:
+            on_level_done(level)
+        return True
+
+    measured = _measure(
+        run, config, on_level=on_level, stop_event=stop_event,
+        keep_alive=lambda: should_stop is None or not should_stop(),
+    )
+    secret = secret_value(config.api_key_env)
+    measured.card = scrub(measured.card, secret)
+    measured.outcome = scrub(measured.outcome, secret)
+    if kind == SweepRun.Kind.SWEEP:
+        measured.outcome["results"] = {"knee": find_knee([level.to_dict() for level in measured.levels]).to_dict()}
+    return run, measured
+
+
+def _sweep_outcome(result, stop_event: threading.Event, *, stored_before: bool) -> dict:
     if result.stopped_reason == "interrupted" or (stop_event.is_set() and result.stopped_reason == ""):
         status = SweepRun.Status.STOPPED
-    elif result.error_class and not result.levels and not run.levels.exists():
+    elif result.error_class and not result.levels and not stored_before:
         status = SweepRun.Status.FAILED
     elif result.stopped_reason in ("max_duration", "fatal"):
         status = SweepRun.Status.PARTIAL
