@@ -32,6 +32,9 @@ def chart_data(html: str) -> dict:
 def test_empty_lab_says_nothing_was_measured(client):
     html = client.get("/engines/lab/").content.decode()
     assert "No benchmark-lab run yet" in html and "data-sweep-list" not in html
+    assert "make engine" in html
+    assert "python manage.py sweep --base-url http://127.0.0.1:8000/v1 --model MODEL_ID --levels 1,2,4 --save" in html
+    assert "python manage.py import_benchmark FILE" in html
 
 
 def test_detail_shows_levels_knee_card_and_only_comparable_curves(client):
