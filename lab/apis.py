@@ -57,6 +57,11 @@ class SweepLevelOutputSerializer(serializers.Serializer):
             figures = getattr(level, metric.key) or {}
             for name in PERCENTILES:
                 data[metric.percentile_field(name)] = figures.get(name)
+        # Open loop only: the rate asked for (achieved is request_rate) and how late requests left their schedule.
+        data["offered_rate"] = level.level if level.mode == "rate" else None
+        lag = level.schedule_lag_ms or {}
+        for name in PERCENTILES:
+            data[f"schedule_lag_{name}_ms"] = lag.get(name)
         return data
 
 
