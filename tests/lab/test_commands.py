@@ -119,6 +119,21 @@ def test_save_stores_a_lab_run_shown_on_the_pages(simulator, client):
     assert client.get(document["page"]).status_code == 200
     assert f"/engines/lab/{run.pk}/" in client.get("/engines/lab/").content.decode()
 
+    # Every request is kept and exported: send time, TTFT, TPOT, each inter-token gap, tokens, error.
+    lines = client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/?format=jsonl").content.decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [(record["level"], record["index"]) for record in records] == [(1.0, 0), (1.0, 1), (1.0, 2),
+                                                                          (2.0, 0), (2.0, 1), (2.0, 2)]
+    first = records[0]
+    assert first["sent_ms"] == 0 and first["ok"] and first["error_class"] == ""
+    assert first["ttft_ms"] > 0 and first["e2e_ms"] > first["ttft_ms"] and first["output_tokens"] == 8
+    assert len(first["itl_ms"]) >= 1 and all(gap >= 0 for gap in first["itl_ms"])
+    assert records[2]["sent_ms"] > records[1]["sent_ms"] > 0
+    exported = client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/?format=csv").content.decode()
+    header = exported.splitlines()[0].split(",")
+    assert header[:4] == ["mode", "level", "index", "sent_ms"] and "itl_ms" in header
+    assert len(exported.splitlines()) == 7
+
 
 @pytest.mark.django_db(transaction=True)
 def test_save_with_a_target_is_that_targets_run(simulator):
@@ -161,7 +176,7 @@ def test_ctrl_c_stops_cleanly_and_a_saved_run_keeps_its_finished_levels(simulato
         (["--levels", "1,1000"], "--levels"),
         (["--rates", "0"], "--rates"),
         (["--requests-per-level", "0"], "--requests-per-level"),
-        (["--levels", "1", "--requests-per-level", "4000"], "--requests-per-level"),
+        (["--levels", "1", "--requests-per-level", "4001"], "--requests-per-level"),
         (["--hourly-price-usd", "cheap"], "--hourly-price-usd"),
         (["--hardware-count", "0"], "--hardware-count"),
         (["--hardware", "no-such-gpu"], "--hardware"),
