@@ -9,7 +9,7 @@ from typing import Any
 
 from core.exceptions import ApplicationError
 from lab.models import SweepRun
-from probe_client.sweep import SweepLimitError, SweepPlan, Workload, WorkloadError
+from probe_client.sweep import SuiteError, SweepLimitError, SweepPlan, Workload, WorkloadError, check_suite_parameters
 
 SUITE_PARAMETERS = {
     SweepRun.Kind.PREFILL_DECODE: ("input_lengths", "requests_per_length", "output_tokens"),
@@ -82,4 +82,8 @@ def valid_plan(kind: str, plan: dict | None, workload: dict | None) -> tuple[dic
         raise ApplicationError(
             f"{unknown[0]} is not a parameter of this suite.", fields={f"plan.{unknown[0]}": [f"Known: {', '.join(allowed)}."]}
         )
+    try:
+        check_suite_parameters(kind, plan)
+    except SuiteError as error:
+        raise field_error(error, prefix="plan.") from None
     return plan, (dict(workload) if workload else {})

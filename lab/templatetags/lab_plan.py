@@ -1,22 +1,15 @@
 """A run's plan in words on its benchmark card: what was sent, how hard and for how long, not a raw object."""
 from __future__ import annotations
 
-import inspect
-
 from django import template
 from django.contrib.humanize.templatetags.humanize import intcomma
 
 from lab.models import SweepRun
-from probe_client.sweep import run_prefill_decode, run_prefix_cache, run_structured_output
+from probe_client.sweep import suite_defaults
 
 register = template.Library()
 
-# The suite functions' own defaults fill in what a stored plan left out, so the words match what was run.
-SUITE_FUNCTIONS = {
-    SweepRun.Kind.PREFILL_DECODE: run_prefill_decode,
-    SweepRun.Kind.PREFIX_CACHE: run_prefix_cache,
-    SweepRun.Kind.STRUCTURED_OUTPUT: run_structured_output,
-}
+SUITE_KINDS = (SweepRun.Kind.PREFILL_DECODE, SweepRun.Kind.PREFIX_CACHE, SweepRun.Kind.STRUCTURED_OUTPUT)
 
 
 def _number(value) -> str:
@@ -59,11 +52,8 @@ def _sweep_sentences(plan: dict) -> list[str]:
 
 
 def _suite_sentences(kind: str, plan: dict) -> list[str]:
-    defaults = {
-        name: parameter.default for name, parameter in inspect.signature(SUITE_FUNCTIONS[kind]).parameters.items()
-        if parameter.default is not inspect.Parameter.empty
-    }
-    values = {**defaults, **plan}
+    # The suite's own defaults fill in what a stored plan left out, so the words match what was run.
+    values = {**suite_defaults(kind), **plan}
     if kind == SweepRun.Kind.PREFILL_DECODE:
         return [f"One stream at a time: prompts of {_series(values['input_lengths'])} tokens, "
                 f"{_number(values['requests_per_length'])} requests each, interleaved, "
@@ -88,7 +78,7 @@ def plan_in_words(run: SweepRun) -> list[str]:
     try:
         if run.kind == SweepRun.Kind.SWEEP and run.origin == SweepRun.Origin.MEASURED:
             return _sweep_sentences(plan)
-        if run.kind in SUITE_FUNCTIONS:
+        if run.kind in SUITE_KINDS:
             return _suite_sentences(run.kind, plan)
     except (KeyError, TypeError, ValueError):
         pass  # a plan stored by an older client in another shape: shown as stated below

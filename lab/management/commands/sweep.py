@@ -146,8 +146,6 @@ class Command(BaseCommand):
             self._print_human(document)
         if document["status"] == SweepRun.Status.FAILED or document["stopped_reason"] == "every request of a level failed":
             error = document["error"] or {}
-            if error.get("class") == "invalid_plan":
-                raise _bad(f"--suite: {error.get('message')}")
             raise CommandError(
                 f"The endpoint failed: {error.get('class') or 'error'}: {error.get('message') or 'no level measured'}",
                 returncode=EXIT_ENDPOINT_FAILED,
