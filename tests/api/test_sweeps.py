@@ -33,6 +33,11 @@ def test_list_detail_and_levels_csv(api_client):
     assert [float(row["output_tps"]) for row in rows] == [100.0, 200.0, 400.0]
     assert rows[0]["ttft_p50_ms"] == "100.0" and rows[2]["meets_slo"] == "false"
     assert api_client.get("/api/v1/probes/sweeps/?format=csv").status_code == 200
+    assert detail["requests_jsonl"].endswith(f"/api/v1/probes/sweeps/{run.pk}/requests/?format=jsonl")
+    # A run whose levels kept no requests (an import, say) exports none, in every format.
+    assert api_client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/").json() == {"count": 0, "results": []}
+    assert api_client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/?format=jsonl").content == b""
+    assert api_client.get("/api/v1/probes/sweeps/999999/requests/?format=jsonl").status_code == 404
 
 
 def test_open_loop_levels_carry_offered_rate_and_schedule_lag_in_json_and_csv(api_client):

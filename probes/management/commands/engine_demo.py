@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -255,7 +256,17 @@ class Command(BaseCommand):
             target=target, workload=SWEEP_WORKLOAD,
             plan={"levels": SWEEP_LEVELS, "requests_per_level": requests_per_level},
         )
-        sweep_run_execute(run_id=run.pk, worker="engine_demo")
+        # Ctrl-C or SIGTERM during the sweep ends it as an operator's stop would (finished levels kept, the run
+        # "stopped"), and only then stops the engine; raised from inside the measurement it would leave it running.
+        interrupted = threading.Event()
+        previous = {sig: signal.signal(sig, lambda *_: interrupted.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            sweep_run_execute(run_id=run.pk, worker="engine_demo", should_stop=interrupted.is_set)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if interrupted.is_set():
+            raise KeyboardInterrupt
         run.refresh_from_db()
         for level in run.levels.order_by("level"):
             self.stdout.write(
