@@ -218,12 +218,14 @@ def sweep_run_execute(
     config: EndpointConfig | None = None,
     should_stop: Callable[[], bool] | None = None,
     on_level_done: Callable[[LevelResult], None] | None = None,
+    on_request_done: Callable[[float, int, int], None] | None = None,
 ) -> RunExecution:
     """Claim one run, measure, store level by level, and finish it. Safe to call again for the same run.
 
     A worker measures the run's target. The command line passes the endpoint's ``config`` (a run without a
-    target has no other), ``should_stop`` (polled with the lease: Ctrl-C ends the run as an operator's stop
-    would) and ``on_level_done`` (called in this thread once a level is stored)."""
+    target has no other), ``should_stop`` (polled before each request: Ctrl-C ends the run as an operator's stop
+    would), ``on_level_done`` (called in this thread once a level is stored) and ``on_request_done`` (the
+    runner's, called in the measuring thread as each request ends; for a progress bar)."""
     run = SweepRun.objects.select_related("target__tool", "hardware").filter(pk=run_id).first()
     if run is None:
         return RunExecution.MISSING
@@ -246,8 +248,7 @@ def sweep_run_execute(
 
     def keep_alive() -> bool:
         renewed = lease_renew(SweepRun, pk=run_id, attempt=claim.attempt)
-        asked = should_stop is not None and should_stop()
-        if renewed and (asked or SweepRun.objects.filter(pk=run_id, stop_requested=True).exists()):
+        if renewed and SweepRun.objects.filter(pk=run_id, stop_requested=True).exists():
             stop_event.set()
         return bool(renewed)
 
@@ -259,7 +260,8 @@ def sweep_run_execute(
 
     done = set(run.levels.values_list("level", flat=True))
     measured = _measure(run, config, on_level=on_level, stop_event=stop_event, keep_alive=keep_alive,
-                        skip_levels=done, stored_before=bool(done))
+                        skip_levels=done, stored_before=bool(done), on_request_done=on_request_done,
+                        should_stop=should_stop)
     if not _finish(run, claim.attempt, card=scrub(measured.card, secret), engine_version=measured.engine_version,
                    model_fingerprint=measured.model_fingerprint, secret=secret, **measured.outcome):
         logger.warning("Sweep run %s attempt %s lost its lease; its ending was discarded", run_id, claim.attempt)
@@ -281,10 +283,16 @@ class Measured:
 
 def _measure(
     run: SweepRun, config: EndpointConfig, *, on_level, stop_event: threading.Event, keep_alive,
-    skip_levels: set = frozenset(), stored_before: bool = False,
+    skip_levels: set = frozenset(), stored_before: bool = False, on_request_done=None, should_stop=None,
 ) -> Measured:
     facts = asyncio.run(fetch_server_facts(config))
     levels: list[LevelResult] = []
+
+    def stopping() -> bool:
+        # The caller's own signal (Ctrl-C) is seen at the next request, not at the next lease poll.
+        if should_stop is not None and should_stop():
+            stop_event.set()
+        return stop_event.is_set()
 
     def collect(level: LevelResult) -> bool:
         levels.append(level)
@@ -297,7 +305,7 @@ def _measure(
             result = _measure_in_thread(
                 lambda put: run_sweep(
                     config, plan=plan, workload=workload, on_level_done=put,
-                    should_stop=stop_event.is_set, skip_levels=skip_levels,
+                    should_stop=stopping, skip_levels=skip_levels, on_request_done=on_request_done,
                 ),
                 on_level=collect, stop_event=stop_event, keep_alive=keep_alive,
             )
@@ -346,6 +354,7 @@ def sweep_measure(
     flags: str = "",
     should_stop: Callable[[], bool] | None = None,
     on_level_done: Callable[[LevelResult], None] | None = None,
+    on_request_done: Callable[[float, int, int], None] | None = None,
 ) -> tuple[SweepRun, Measured]:
     """Measure a sweep or suite now and store nothing: the unsaved run (plan, workload, card fields as
     ``sweep_run_create`` checks them) and what was measured, with the knee as a stored sweep would have it."""
@@ -361,8 +370,8 @@ def sweep_measure(
         return True
 
     measured = _measure(
-        run, config, on_level=on_level, stop_event=stop_event,
-        keep_alive=lambda: should_stop is None or not should_stop(),
+        run, config, on_level=on_level, stop_event=stop_event, keep_alive=lambda: True,
+        on_request_done=on_request_done, should_stop=should_stop,
     )
     secret = secret_value(config.api_key_env)
     measured.card = scrub(measured.card, secret)

@@ -8,7 +8,8 @@
 
 The measurement is the lab's own (lab.services.run): the same plan checks, runner, card and, with --save, the
 same storage as a run a worker measures, so a saved run shows on /engines/lab/ like any other. Progress goes to
-stderr; with --json stdout carries exactly one JSON document. Ctrl-C stops after the requests in flight: the
+stderr (a bar of the requests done at each level on a terminal, a line per finished level with its p50s); with
+--json stdout carries exactly one JSON document. Ctrl-C stops after the requests in flight: the
 levels finished so far are kept (stored, with --save) and the exit code is 130. Exit codes: 0 measured, 2 bad
 arguments (the message names the flag), 3 the endpoint failed (nothing could be measured, or every request
 of a level failed).
@@ -19,11 +20,13 @@ import json
 import os
 import signal
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from catalog.models import HardwareSpec
 from core.exceptions import ApplicationError
@@ -90,6 +93,54 @@ def _figure(figures: dict | None, name: str = "p50") -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+class _Progress:
+    """On a terminal, a bar of the requests done at the level in progress (updated from the measuring thread,
+    so it is guarded by a lock); everywhere, one line per finished level with its p50s."""
+
+    def __init__(self, write) -> None:
+        self.write = write
+        self.enabled = sys.stderr.isatty()
+        self.lock = threading.Lock()
+        self.bar: tqdm | None = None
+        self.level: float | None = None
+
+    def request_done(self, level: float, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        with self.lock:
+            if self.level != level:
+                self._close()
+                self.level = level
+                self.bar = tqdm(total=total, desc=f"level {level:g}", unit="req", file=sys.stderr, leave=False)
+            self.bar.update(done - self.bar.n)
+
+    def level_done(self, level: LevelResult) -> None:
+        unit = "streams" if level.mode == "concurrency" else "req/s"
+        errors = f", errors {dict(level.errors)}" if level.errors else ""
+        line = (
+            f"level {level.level:g} {unit}: {level.ok}/{level.requests} requests ok in {level.duration_s:.1f} s, "
+            f"TTFT p50 {_figure(level.ttft_ms)} ms, TPOT p50 {_figure(level.tpot_ms)} ms, "
+            f"output {level.output_tps or 0:.1f} tok/s{errors}"
+        )
+        with self.lock:
+            if self.level == level.level:
+                self._close()
+            if self.enabled:
+                with tqdm.external_write_mode(file=sys.stderr):
+                    self.write(line)
+            else:
+                self.write(line)
+
+    def close(self) -> None:
+        with self.lock:
+            self._close()
+
+    def _close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        self.bar, self.level = None, None
+
+
 class Command(BaseCommand):
     help = "Run a benchmark-lab sweep or suite on an OpenAI-compatible endpoint now; --save stores it as a lab run."
 
@@ -132,14 +183,14 @@ class Command(BaseCommand):
         }
         interrupted = threading.Event()
         self._announce(config, kind, plan, options)
+        progress = _Progress(self.stderr.write)
         previous_handler = signal.signal(signal.SIGINT, self._on_interrupt(interrupted))
         try:
-            if options["save"]:
-                document = self._measure_saved(config, target, kind, plan, workload, card_fields, interrupted, options)
-            else:
-                document = self._measure_unsaved(config, kind, plan, workload, card_fields, interrupted, options)
+            measure = self._measure_saved if options["save"] else self._measure_unsaved
+            document = measure(config, target, kind, plan, workload, card_fields, interrupted, progress, options)
         finally:
             signal.signal(signal.SIGINT, previous_handler)
+            progress.close()
         if options["json"]:
             self.stdout.write(json.dumps(document, default=str))
         else:
@@ -261,23 +312,14 @@ class Command(BaseCommand):
             what += f" at {', '.join(f'{level:g}' for level in plan['levels'])} {unit}"
         self.stderr.write(f"{what} on {config.model} at {config.base_url}{' (saved)' if options['save'] else ''}")
 
-    def _progress(self, level: LevelResult) -> None:
-        unit = "streams" if level.mode == "concurrency" else "req/s"
-        errors = f", errors {dict(level.errors)}" if level.errors else ""
-        self.stderr.write(
-            f"level {level.level:g} {unit}: {level.ok}/{level.requests} requests ok in {level.duration_s:.1f} s, "
-            f"TTFT p50 {_figure(level.ttft_ms)} ms, TPOT p50 {_figure(level.tpot_ms)} ms, "
-            f"output {level.output_tps or 0:.1f} tok/s{errors}"
-        )
-
-    def _measure_saved(self, config, target, kind, plan, workload, card_fields, interrupted, options) -> dict:
+    def _measure_saved(self, config, target, kind, plan, workload, card_fields, interrupted, progress, options) -> dict:
         try:
             run = sweep_run_create(target=target, kind=kind, plan=plan, workload=workload, **card_fields)
         except ApplicationError as error:
             raise self._flag_error(error, options) from None
         sweep_run_execute(
             run_id=run.pk, worker=f"cli:{socket.gethostname()}:{os.getpid()}", config=config,
-            should_stop=interrupted.is_set, on_level_done=self._progress,
+            should_stop=interrupted.is_set, on_level_done=progress.level_done, on_request_done=progress.request_done,
         )
         run.refresh_from_db()
         levels = [{name: getattr(level, name) for name in LEVEL_FIELD_NAMES} for level in run.levels.order_by("level")]
@@ -286,11 +328,11 @@ class Command(BaseCommand):
             "error_class": run.error_class, "error_message": run.error_message,
         }, card=run.card)
 
-    def _measure_unsaved(self, config, kind, plan, workload, card_fields, interrupted, options) -> dict:
+    def _measure_unsaved(self, config, target, kind, plan, workload, card_fields, interrupted, progress, options) -> dict:
         try:
             run, measured = sweep_measure(
                 config=config, kind=kind, plan=plan, workload=workload, should_stop=interrupted.is_set,
-                on_level_done=self._progress, **card_fields,
+                on_level_done=progress.level_done, on_request_done=progress.request_done, **card_fields,
             )
         except ApplicationError as error:
             raise self._flag_error(error, options) from None
