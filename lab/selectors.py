@@ -58,7 +58,9 @@ def sweep_request_list(*, run: SweepRun) -> list[dict]:
 
 def series_label(run: SweepRun) -> str:
     """What names a curve: the engine (or target), its version where known, and who measured it."""
-    name = run.target.name if run.target else (run.tool.name if run.tool else "unknown engine")
+    name = run.target.name if run.target else (
+        run.tool.name if run.tool else (run.card or {}).get("engine_reported") or "unknown engine"
+    )
     version = run.engine_version or (run.card or {}).get("engine_version") or ""
     label = f"{name} {version}".strip()
     if run.is_imported:

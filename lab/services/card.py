@@ -15,7 +15,7 @@ def sweep_card(*, run: SweepRun, facts: dict, server_info: dict | None = None, r
     return {
         "tool": OWN_TOOL,
         "client_version": CLIENT_VERSION,
-        "engine": target.tool.name if target else "",
+        "engine": run.tool.name if run.tool else "",
         "engine_reported": facts.get("engine"),
         "engine_version": reported_version or (target.engine_version if target else "") or None,
         "engine_version_source": ("server" if reported_version else ("operator" if target and target.engine_version else None)),

@@ -24,7 +24,7 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.models import HardwareSpec
+from catalog.models import HardwareSpec, Tool
 from core import cache as page_cache
 from core.leases import RunExecution, lease_claim, lease_holder, lease_renew
 from core.models import AuditEntry
@@ -60,6 +60,7 @@ POLL_SECONDS = 0.5
 def _run_instance(
     *,
     target: ProbeTarget | None,
+    tool: Tool | None = None,
     kind: str,
     plan: dict | None,
     workload: dict | None,
@@ -75,7 +76,7 @@ def _run_instance(
         stored_plan["hourly_price_usd"] = float(price)
     return SweepRun(
         target=target,
-        tool=target.tool if target else None,
+        tool=target.tool if target else tool,
         kind=kind,
         plan=stored_plan,
         workload=stored_workload,
@@ -93,6 +94,7 @@ def _run_instance(
 def sweep_run_create(
     *,
     target: ProbeTarget | None,
+    tool: Tool | None = None,
     kind: str = SweepRun.Kind.SWEEP,
     plan: dict | None = None,
     workload: dict | None = None,
@@ -104,9 +106,10 @@ def sweep_run_create(
     """A queued run (nothing is sent anywhere); bad parameters raise ApplicationError naming the field.
 
     A run without a target is measured only in-process (``sweep_run_execute`` with the endpoint's config, as
-    ``manage.py sweep --save`` does): no worker can measure or resume it."""
+    ``manage.py sweep --save`` does): no worker can measure or resume it. ``tool`` names its engine (a target's
+    run is its target's tool's)."""
     run = _run_instance(
-        target=target, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
+        target=target, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
         hourly_price_usd=hourly_price_usd, flags=flags,
     )
     run.save()
@@ -345,6 +348,7 @@ def _measure(
 def sweep_measure(
     *,
     config: EndpointConfig,
+    tool: Tool | None = None,
     kind: str = SweepRun.Kind.SWEEP,
     plan: dict | None = None,
     workload: dict | None = None,
@@ -359,7 +363,7 @@ def sweep_measure(
     """Measure a sweep or suite now and store nothing: the unsaved run (plan, workload, card fields as
     ``sweep_run_create`` checks them) and what was measured, with the knee as a stored sweep would have it."""
     run = _run_instance(
-        target=None, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
+        target=None, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
         hourly_price_usd=hourly_price_usd, flags=flags,
     )
     stop_event = threading.Event()

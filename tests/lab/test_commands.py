@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from core.exceptions import ApplicationError
 from lab.models import SweepRun
 from lab.services.imports import sweep_import_file
-from tests.factories import HardwareSpecFactory, ProbeTargetFactory
+from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
 from tests.simulator import start_simulator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,17 +106,20 @@ def test_a_suite_runs_from_the_command_line(simulator):
 @pytest.mark.django_db(transaction=True)
 def test_save_stores_a_lab_run_shown_on_the_pages(simulator, client):
     hardware = HardwareSpecFactory(slug="rtx-4090", name="RTX 4090")
-    document = _sweep(*_endpoint(simulator), "--levels", "1,2", *SMALL, "--save", "--hardware", "rtx-4090",
+    tool = ToolFactory(slug="vllm", name="vLLM", kind="engine")
+    document = _sweep(*_endpoint(simulator), "--levels", "1,2", *SMALL, "--save", "--tool", "vllm", "--hardware", "rtx-4090",
                       "--hardware-count", "2", "--hourly-price-usd", "0.80", "--flags", "--parallel 4")
     run = SweepRun.objects.lab().get(pk=document["run"])
-    assert run.origin == SweepRun.Origin.MEASURED and run.target is None
+    assert run.origin == SweepRun.Origin.MEASURED and run.target is None and run.tool == tool
+    assert run.card["engine"] == "vLLM"
     assert run.status == SweepRun.Status.SUCCEEDED and run.levels_done == run.levels_total == 2
     assert (run.hardware, run.hardware_count, run.flags) == (hardware, 2, "--parallel 4")
     assert run.card["model_id"] == simulator.model and run.card["hardware"]["slug"] == "rtx-4090"
     assert [level["level"] for level in document["levels"]] == [1.0, 2.0]
     assert all(level.cost_per_1m_output_usd for level in run.levels.all())
     assert document["page"] == f"/engines/lab/{run.pk}/"
-    assert client.get(document["page"]).status_code == 200
+    page = client.get(document["page"]).content.decode()
+    assert f"#{run.pk}: vLLM" in page
     assert f"/engines/lab/{run.pk}/" in client.get("/engines/lab/").content.decode()
 
     # Every request is kept and exported: send time, TTFT, TPOT, each inter-token gap, tokens, error.
@@ -138,6 +141,9 @@ def test_save_stores_a_lab_run_shown_on_the_pages(simulator, client):
 @pytest.mark.django_db(transaction=True)
 def test_save_with_a_target_is_that_targets_run(simulator):
     target = ProbeTargetFactory(base_url=simulator.base_url, model_id=simulator.model, api_key_env="")
+    with pytest.raises(CommandError) as error:
+        _sweep("--target", target.slug, "--tool", target.tool.slug, "--levels", "1", *SMALL, "--save")
+    assert error.value.returncode == 2 and str(error.value).startswith("--tool:")
     document = _sweep("--target", target.slug, "--levels", "1", *SMALL, "--save")
     run = SweepRun.objects.get(pk=document["run"])
     assert run.target == target and run.tool == target.tool and run.status == SweepRun.Status.SUCCEEDED
@@ -180,6 +186,7 @@ def test_ctrl_c_stops_cleanly_and_a_saved_run_keeps_its_finished_levels(simulato
         (["--hourly-price-usd", "cheap"], "--hourly-price-usd"),
         (["--hardware-count", "0"], "--hardware-count"),
         (["--hardware", "no-such-gpu"], "--hardware"),
+        (["--tool", "no-such-engine"], "--tool"),
         (["--slo-ttft-ms", "100"], "--slo-tpot-ms"),
         (["--slo-ttft-ms", "-1", "--slo-tpot-ms", "10"], "--slo-ttft-ms"),
         (["--max-duration-s", "99999"], "--max-duration-s"),

@@ -4,7 +4,8 @@
                     [--levels 1,8,32 | --rates 2,4,8] [--requests-per-level N] [--max-duration-s S]
                     [--input-tokens N --max-tokens N | --preset NAME | --workload-jsonl FILE]
                     [--slo-ttft-ms MS --slo-tpot-ms MS] [--suite prefill-decode|prefix-cache|structured-output]
-                    [--hardware SLUG --hardware-count N --hourly-price-usd X --flags TEXT] [--save] [--json]
+                    [--tool SLUG] [--hardware SLUG --hardware-count N --hourly-price-usd X --flags TEXT]
+                    [--save] [--json]
 
 The measurement is the lab's own (lab.services.run): the same plan checks, runner, card and, with --save, the
 same storage as a run a worker measures, so a saved run shows on /engines/lab/ like any other. Progress goes to
@@ -28,7 +29,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from catalog.models import HardwareSpec
+from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
 from lab.models import SweepRun
 from lab.services.record import LEVEL_FIELD_NAMES, level_fields
@@ -161,6 +162,7 @@ class Command(BaseCommand):
         parser.add_argument("--slo-ttft-ms", type=float, help="SLO on time to first token, for goodput.")
         parser.add_argument("--slo-tpot-ms", type=float, help="SLO on time per output token, for goodput.")
         parser.add_argument("--suite", choices=sorted(SUITES), help="A single-stream suite instead of a sweep.")
+        parser.add_argument("--tool", help="Slug of the engine in the catalog (a target's run is its target's).")
         parser.add_argument("--hardware", help="Slug of the hardware in the catalog (for the card and charts).")
         parser.add_argument("--hardware-count", type=int, default=1, help="How many of it served the model (1).")
         parser.add_argument("--hourly-price-usd", help="What that hardware costs per hour (cost per 1M tokens).")
@@ -175,8 +177,11 @@ class Command(BaseCommand):
         config, target = self._endpoint(options)
         kind = SUITES[options["suite"]] if options["suite"] else SweepRun.Kind.SWEEP
         plan, workload = self._suite_plan(kind, options) if options["suite"] else self._sweep_plan(options)
+        if options["tool"] and target is not None:
+            raise _bad("--tool: a target's run is measured on its own tool; leave --tool out with --target.")
         card_fields = {
-            "hardware": self._hardware(options["hardware"]),
+            "tool": self._by_slug(Tool, options["tool"], "--tool", "tool"),
+            "hardware": self._by_slug(HardwareSpec, options["hardware"], "--hardware", "hardware"),
             "hardware_count": options["hardware_count"],
             "hourly_price_usd": options["hourly_price_usd"],
             "flags": options["flags"],
@@ -226,13 +231,13 @@ class Command(BaseCommand):
                        f"{target.api_key_env}, which is not set.")
         return target.endpoint_config(), target
 
-    def _hardware(self, slug: str | None) -> HardwareSpec | None:
+    def _by_slug(self, model, slug: str | None, flag: str, what: str):
         if not slug:
             return None
-        hardware = HardwareSpec.objects.filter(slug=slug).first()
-        if hardware is None:
-            raise _bad(f"--hardware: no hardware with the slug {slug!r} in the catalog.")
-        return hardware
+        found = model.objects.filter(slug=slug).first()
+        if found is None:
+            raise _bad(f"{flag}: no {what} with the slug {slug!r} in the catalog.")
+        return found
 
     def _sweep_plan(self, options: dict[str, Any]) -> tuple[dict, dict]:
         if options["rates"]:
