@@ -43,13 +43,12 @@ def _ms(value: float | None) -> float | None:
 def request_records(level: LevelResult) -> list[dict]:
     """What each request of a measured level did, in sending order: send time in ms from the level's first send,
     TTFT, TPOT, E2E, every inter-token gap, tokens, and the error when it failed."""
-    sent = [sample.sent_ns for sample in level.samples if sample.sent_ns is not None]
-    first = min(sent) if sent else None
+    first = min((sample.sent_ns for sample in level.samples if sample.sent_ns is not None), default=None)
     records = []
     for sample in sorted(level.samples, key=lambda s: (s.sent_ns is None, s.sent_ns or 0, s.index)):
         records.append({
             "index": sample.index,
-            "sent_ms": _ms((sample.sent_ns - first) / 1e6) if sample.sent_ns is not None and first is not None else None,
+            "sent_ms": None if sample.sent_ns is None else _ms((sample.sent_ns - first) / 1e6),
             "ok": sample.ok,
             "input_tokens": sample.input_tokens,
             "output_tokens": sample.output_tokens,

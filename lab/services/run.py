@@ -8,6 +8,10 @@ index.
 Execution keeps the database and the measurement apart: the sweep runs in its own thread with its own event
 loop, and this thread (the worker's) stores each level as it arrives, renews the lease and polls for a stop
 request, so the ORM is never called from inside the event loop and no query delays a timed stream.
+
+The command line (``manage.py sweep``) uses the same code: ``sweep_run_create`` + ``sweep_run_execute`` with the
+endpoint's config to save a run (a run without a target is possible there), ``sweep_measure`` to measure one
+and store nothing.
 """
 from __future__ import annotations
 
@@ -109,8 +113,8 @@ def sweep_run_create(
     ``manage.py sweep --save`` does): no worker can measure or resume it. ``tool`` names its engine (a target's
     run is its target's tool's)."""
     run = _run_instance(
-        target=target, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
-        hourly_price_usd=hourly_price_usd, flags=flags,
+        target=target, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware,
+        hardware_count=hardware_count, hourly_price_usd=hourly_price_usd, flags=flags,
     )
     run.save()
     return run
@@ -363,8 +367,8 @@ def sweep_measure(
     """Measure a sweep or suite now and store nothing: the unsaved run (plan, workload, card fields as
     ``sweep_run_create`` checks them) and what was measured, with the knee as a stored sweep would have it."""
     run = _run_instance(
-        target=None, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware, hardware_count=hardware_count,
-        hourly_price_usd=hourly_price_usd, flags=flags,
+        target=None, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware,
+        hardware_count=hardware_count, hourly_price_usd=hourly_price_usd, flags=flags,
     )
     stop_event = threading.Event()
 

@@ -60,9 +60,9 @@ def _suite_sentences(kind: str, plan: dict) -> list[str]:
                 f"{_number(values['output_tokens'])} output tokens per answer."]
     if kind == SweepRun.Kind.PREFIX_CACHE:
         return [f"One stream at a time: {_number(values['requests'])} prompts sharing a "
-                f"{_number(values['prefix_tokens'])}-token prefix (each with a unique {_number(values['suffix_tokens'])}"
-                f"-token tail) alternated with as many unique prompts of the same length, "
-                f"{_number(values['output_tokens'])} output tokens per answer."]
+                f"{_number(values['prefix_tokens'])}-token prefix (each with a unique "
+                f"{_number(values['suffix_tokens'])}-token tail) alternated with as many unique prompts of the same "
+                f"length, {_number(values['output_tokens'])} output tokens per answer."]
     return [f"One stream at a time: {_number(values['requests'])} prompts of {_number(values['input_tokens'])} tokens "
             f"in each variant ({', '.join(values['variants'])}), {_number(values['output_tokens'])} output tokens "
             "per answer."]

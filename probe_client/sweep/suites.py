@@ -352,7 +352,9 @@ async def run_structured_output(
     output_tokens: int = 128,
     variants: tuple[str, ...] = VARIANTS,
 ) -> StructuredOutputResult:
-    _check_structured_output(requests=requests, input_tokens=input_tokens, output_tokens=output_tokens, variants=variants)
+    _check_structured_output(
+        requests=requests, input_tokens=input_tokens, output_tokens=output_tokens, variants=variants
+    )
     result = StructuredOutputResult(requests=requests)
     collected: dict[str, list[Sample]] = {variant: [] for variant in variants}
     with gc_paused():

@@ -107,8 +107,9 @@ def test_a_suite_runs_from_the_command_line(simulator):
 def test_save_stores_a_lab_run_shown_on_the_pages(simulator, client):
     hardware = HardwareSpecFactory(slug="rtx-4090", name="RTX 4090")
     tool = ToolFactory(slug="vllm", name="vLLM", kind="engine")
-    document = _sweep(*_endpoint(simulator), "--levels", "1,2", *SMALL, "--save", "--tool", "vllm", "--hardware", "rtx-4090",
-                      "--hardware-count", "2", "--hourly-price-usd", "0.80", "--flags", "--parallel 4")
+    document = _sweep(*_endpoint(simulator), "--levels", "1,2", *SMALL, "--save", "--tool", "vllm",
+                      "--hardware", "rtx-4090", "--hardware-count", "2", "--hourly-price-usd", "0.80",
+                      "--flags", "--parallel 4")
     run = SweepRun.objects.lab().get(pk=document["run"])
     assert run.origin == SweepRun.Origin.MEASURED and run.target is None and run.tool == tool
     assert run.card["engine"] == "vLLM"

@@ -46,7 +46,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="The result file as the tool wrote it, or - for stdin.")
-        parser.add_argument("--source-tool", choices=IMPORT_FORMATS, help="Which tool wrote it (recognised when absent).")
+        parser.add_argument(
+            "--source-tool", choices=IMPORT_FORMATS, help="Which tool wrote it (recognised from the file when absent)."
+        )
         parser.add_argument("--target", help="Slug of the probe target that was measured.")
         parser.add_argument("--tool", help="Slug of the engine that was measured (the target's when given).")
         parser.add_argument("--hardware", help="Slug of the hardware in the catalog.")

@@ -200,7 +200,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, default=str))
         else:
             self._print_human(document)
-        if document["status"] == SweepRun.Status.FAILED or document["stopped_reason"] == "every request of a level failed":
+        every_request_failed = document["stopped_reason"] == "every request of a level failed"
+        if document["status"] == SweepRun.Status.FAILED or every_request_failed:
             error = document["error"] or {}
             raise CommandError(
                 f"The endpoint failed: {error.get('class') or 'error'}: {error.get('message') or 'no level measured'}",
@@ -258,8 +259,9 @@ class Command(BaseCommand):
 
     def _workload(self, options: dict[str, Any]) -> dict:
         fixed = options["input_tokens"] is not None or options["max_tokens"] is not None
-        given = [flag for flag, present in (("--preset", options["preset"]), ("--workload-jsonl", options["workload_jsonl"]),
-                                            ("--input-tokens/--max-tokens", fixed)) if present]
+        choices = (("--preset", options["preset"]), ("--workload-jsonl", options["workload_jsonl"]),
+                   ("--input-tokens/--max-tokens", fixed))
+        given = [flag for flag, present in choices if present]
         if len(given) > 1:
             raise _bad(f"{given[0]}: give one workload: {' or '.join(given)}, not both.")
         if options["workload_jsonl"]:
@@ -285,8 +287,7 @@ class Command(BaseCommand):
             if options[flag] is not None:
                 raise _bad(f"--{flag.replace('_', '-')}: not an option of a suite (--suite {options['suite']}).")
         plan = {name: options[flag] for name, flag in SUITE_FLAGS[kind].items() if options[flag] is not None}
-        unused = [flag for flag in ("input_tokens",) if options[flag] is not None and flag not in SUITE_FLAGS[kind].values()]
-        if unused:
+        if options["input_tokens"] is not None and "input_tokens" not in SUITE_FLAGS[kind].values():
             raise _bad(f"--input-tokens: not an option of --suite {options['suite']}.")
         return plan, None
 
@@ -317,7 +318,9 @@ class Command(BaseCommand):
             what += f" at {', '.join(f'{level:g}' for level in plan['levels'])} {unit}"
         self.stderr.write(f"{what} on {config.model} at {config.base_url}{' (saved)' if options['save'] else ''}")
 
-    def _measure_saved(self, config, target, kind, plan, workload, card_fields, interrupted, progress, options) -> dict:
+    def _measure_saved(
+        self, config, target, kind, plan, workload, card_fields, interrupted, progress, options
+    ) -> dict:
         try:
             run = sweep_run_create(target=target, kind=kind, plan=plan, workload=workload, **card_fields)
         except ApplicationError as error:
@@ -333,7 +336,9 @@ class Command(BaseCommand):
             "error_class": run.error_class, "error_message": run.error_message,
         }, card=run.card)
 
-    def _measure_unsaved(self, config, target, kind, plan, workload, card_fields, interrupted, progress, options) -> dict:
+    def _measure_unsaved(
+        self, config, target, kind, plan, workload, card_fields, interrupted, progress, options
+    ) -> dict:
         try:
             run, measured = sweep_measure(
                 config=config, kind=kind, plan=plan, workload=workload, should_stop=interrupted.is_set,

@@ -101,7 +101,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-compat", action="store_true", help="Skip the compatibility suite.")
         parser.add_argument(
             "--sweep-requests", type=int, default=DEFAULT_SWEEP_REQUESTS,
-            help=f"Requests per level of the saved lab sweep at 1, 2 and 4 streams ({DEFAULT_SWEEP_REQUESTS}; 0: skip).",
+            help=f"Requests per level of the saved lab sweep at 1, 2 and 4 streams ({DEFAULT_SWEEP_REQUESTS}; "
+            "0 skips it).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
