@@ -59,6 +59,9 @@ from probes.models import ProbeTarget
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
+# Why a sweep ended early, in words, by the runner's stopped_reason.
+STOPPED_REASONS = {"interrupted": "stopped by an operator", "max_duration": "duration limit reached",
+                   "fatal": "every request of a level failed"}
 
 
 def _run_instance(
@@ -400,8 +403,7 @@ def _sweep_outcome(result, stop_event: threading.Event, *, stored_before: bool) 
         status = SweepRun.Status.SUCCEEDED
     return {
         "status": status,
-        "stopped_reason": {"interrupted": "stopped by an operator", "max_duration": "duration limit reached",
-                           "fatal": "every request of a level failed"}.get(result.stopped_reason, ""),
+        "stopped_reason": STOPPED_REASONS.get(result.stopped_reason, ""),
         "error_class": result.error_class,
         "error_message": result.error_message,
     }

@@ -33,7 +33,7 @@ from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
 from lab.models import SweepRun
 from lab.services.record import LEVEL_FIELD_NAMES, level_fields
-from lab.services.run import sweep_measure, sweep_run_create, sweep_run_execute
+from lab.services.run import STOPPED_REASONS, sweep_measure, sweep_run_create, sweep_run_execute
 from probe_client.config import config_from_flags
 from probe_client.sweep import PRESETS, LevelResult, WorkloadError, workload_from_jsonl
 from probes.models import ProbeTarget
@@ -200,8 +200,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, default=str))
         else:
             self._print_human(document)
-        every_request_failed = document["stopped_reason"] == "every request of a level failed"
-        if document["status"] == SweepRun.Status.FAILED or every_request_failed:
+        if document["status"] == SweepRun.Status.FAILED or document["stopped_reason"] == STOPPED_REASONS["fatal"]:
             error = document["error"] or {}
             raise CommandError(
                 f"The endpoint failed: {error.get('class') or 'error'}: {error.get('message') or 'no level measured'}",
