@@ -67,6 +67,18 @@ def test_closed_loop_levels_are_measured_and_nothing_is_stored(simulator):
 
 
 @pytest.mark.django_db
+def test_without_json_a_table_of_levels_knee_and_card_is_printed(simulator):
+    out = io.StringIO()
+    call_command("sweep", *_endpoint(simulator), "--levels", "1,2", *SMALL, "--slo-ttft-ms", "5000",
+                 "--slo-tpot-ms", "500", stdout=out, stderr=io.StringIO())
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "sweep: succeeded"
+    assert "TTFT p50/p99 ms" in lines[1] and len([line for line in lines if "3/3" in line]) == 2
+    assert any(line.startswith("  knee: every level met the SLO") for line in lines)
+    assert any(line.startswith("  card: engine ") and f"model {simulator.model}," in line for line in lines)
+
+
+@pytest.mark.django_db
 def test_open_loop_rates_report_their_schedule_lag(simulator):
     document = _sweep(*_endpoint(simulator), "--rates", "5,10", *SMALL)
     assert [(level["mode"], level["level"]) for level in document["levels"]] == [("rate", 5.0), ("rate", 10.0)]

@@ -389,17 +389,21 @@ class Command(BaseCommand):
                 f"{', '.join(f'{name} x{count}' for name, count in level['errors'].items()) or 'none'}"
             )
         knee = (document["results"] or {}).get("knee") or {}
-        if knee.get("level") is not None or knee.get("reason"):
-            self.stdout.write(f"  knee: {knee.get('level') if knee.get('level') is not None else '-'} "
-                              f"({knee.get('reason') or ''})")
+        if knee.get("level") is not None:
+            self.stdout.write(f"  knee: level {knee['level']:g} ({knee.get('reason') or ''})")
+        elif knee.get("reason"):
+            self.stdout.write(f"  knee: {knee['reason']}")
         if document["kind"] != SweepRun.Kind.SWEEP and document["results"]:
             self.stdout.write("  results: " + json.dumps(
                 {k: v for k, v in document["results"].items() if k not in ("points", "samples")}, default=str
             ))
         card = document["card"] or {}
+        engine = " ".join(
+            str(part) for part in (card.get("engine_reported") or card.get("engine") or "not stated",
+                                   card.get("engine_version")) if part
+        )
         self.stdout.write(
-            f"  card: engine {card.get('engine_reported') or card.get('engine') or 'not stated'} "
-            f"{card.get('engine_version') or ''}, model {card.get('served_model') or card.get('model_id')}, "
+            f"  card: engine {engine}, model {card.get('served_model') or card.get('model_id')}, "
             f"weights {card.get('weights_format') or 'not stated'}"
         )
 
