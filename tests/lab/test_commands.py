@@ -271,6 +271,27 @@ def test_json_is_one_document_on_stdout_and_the_key_is_never_printed(simulator, 
     assert key[:12] not in result.stdout + result.stderr
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_server_that_echoes_the_key_never_gets_it_printed_or_stored(monkeypatch):
+    key = "sk-atlas-canary-" + os.urandom(12).hex()
+    monkeypatch.setenv("ATLAS_TEST_API_KEY", key)
+    with start_simulator("openai", fault="echo_auth_500", schedule={"ttft_ms": 5, "itl_ms": 1, "tokens": 4}) as sim:
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.raises(CommandError) as error:
+            call_command("sweep", *_endpoint(sim), "--api-key-env", "ATLAS_TEST_API_KEY", "--levels", "1", *SMALL,
+                         "--save", "--json", stdout=out, stderr=err)
+    assert error.value.returncode == 3
+    assert "no request succeeded (http_5xx x3)" in str(error.value)
+    document = json.loads(out.getvalue())
+    assert document["levels"][0]["errors"] == {"http_5xx": 3}
+    stored = SweepRun.objects.get(pk=document["run"])
+    assert [record["error_class"] for record in stored.levels.get().request_records] == ["http_5xx"] * 3
+    printed = out.getvalue() + err.getvalue() + str(error.value)
+    saved = json.dumps([stored.error_message, stored.card, list(stored.levels.values())], default=str)
+    for text in (printed, saved):
+        assert key not in text and key[:12] not in text and key[-12:] not in text
+
+
 def test_an_argument_the_parser_refuses_exits_2_naming_the_flag(simulator):
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     result = subprocess.run(

@@ -12,8 +12,8 @@ same storage as a run a worker measures, so a saved run shows on /engines/lab/ l
 stderr (a bar of the requests done at each level on a terminal, a line per finished level with its p50s); with
 --json stdout carries exactly one JSON document. Ctrl-C stops after the requests in flight: the
 levels finished so far are kept (stored, with --save) and the exit code is 130. Exit codes: 0 measured, 2 bad
-arguments (the message names the flag), 3 the endpoint failed (nothing could be measured, or every request
-of a level failed).
+arguments (the message names the flag), 3 the endpoint failed (nothing could be measured, every request of a level
+failed with an error that stops a sweep, or no request succeeded at all).
 """
 from __future__ import annotations
 
@@ -204,6 +204,17 @@ class Command(BaseCommand):
             error = document["error"] or {}
             raise CommandError(
                 f"The endpoint failed: {error.get('class') or 'error'}: {error.get('message') or 'no level measured'}",
+                returncode=EXIT_ENDPOINT_FAILED,
+            )
+        # Errors the runner does not stop for (a 500, a timeout) still leave nothing measured when none succeeded.
+        levels = document["levels"]
+        if levels and not any(level["ok"] for level in levels):
+            errors: dict[str, int] = {}
+            for level in levels:
+                for name, count in level["errors"].items():
+                    errors[name] = errors.get(name, 0) + count
+            raise CommandError(
+                f"The endpoint failed: no request succeeded ({', '.join(f'{n} x{c}' for n, c in errors.items())}).",
                 returncode=EXIT_ENDPOINT_FAILED,
             )
         if interrupted.is_set():
