@@ -45,6 +45,7 @@ urlpatterns = [
     path("probes/sweeps/import/", lab_apis.SweepImportApi.as_view(), name="sweep-run-import"),
     path("probes/sweeps/<int:pk>/", lab_apis.SweepRunDetailApi.as_view(), name="sweep-run-detail"),
     path("probes/sweeps/<int:pk>/levels/", lab_apis.SweepLevelListApi.as_view(), name="sweep-level-list"),
+    path("probes/sweeps/<int:pk>/requests/", lab_apis.SweepRequestListApi.as_view(), name="sweep-request-list"),
     path("probes/sweeps/<int:pk>/stop/", lab_apis.SweepRunStopApi.as_view(), name="sweep-run-stop"),
     path("probes/sweeps/<int:pk>/resume/", lab_apis.SweepRunResumeApi.as_view(), name="sweep-run-resume"),
     path("", include("recommend.api_urls")),

@@ -91,3 +91,26 @@ class CSVRenderer(BaseRenderer):
             filename = getattr(view, "csv_filename", "export")
             response["Content-Disposition"] = f'inline; filename="{filename}.csv"'
         return buffer.getvalue().encode(self.charset)
+
+
+class JSONLinesRenderer(BaseRenderer):
+    """Renders `results` of a list response as JSON Lines (one object per line), for per-record exports that
+    tools stream; errors stay JSON."""
+
+    media_type = "application/jsonl"
+    format = "jsonl"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: dict | None = None) -> bytes:
+        renderer_context = renderer_context or {}
+        response = renderer_context.get("response")
+        if response is not None and response.status_code >= 400:
+            response["Content-Type"] = "application/json"
+            return JSONRenderer().render(data, "application/json", renderer_context)
+        if data is None:
+            return b""
+        rows = data.get("results", []) if isinstance(data, dict) else data
+        view = renderer_context.get("view")
+        if response is not None:
+            response["Content-Disposition"] = f'inline; filename="{getattr(view, "csv_filename", "export")}.jsonl"'
+        return "".join(json.dumps(row, separators=(",", ":"), default=str) + "\n" for row in rows).encode(self.charset)

@@ -23,6 +23,9 @@ class SweepLevelInline(ReadOnlyInline):
     readonly_fields = fields
     show_change_link = False
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).figures()
+
 
 class SweepImportForm(forms.Form):
     file = forms.FileField(

@@ -19,6 +19,7 @@ from catalog.models import HardwareSpec, Tool
 from core.apis import Api, ListApi, list_envelope, list_response, query_params
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page
+from core.renderers import JSONLinesRenderer
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from lab import selectors
 from lab.models import SOURCE_TOOL_LABELS, SweepRun
@@ -57,6 +58,11 @@ class SweepLevelOutputSerializer(serializers.Serializer):
             figures = getattr(level, metric.key) or {}
             for name in PERCENTILES:
                 data[metric.percentile_field(name)] = figures.get(name)
+        # Open loop only: the rate asked for (achieved is request_rate) and how late requests left their schedule.
+        data["offered_rate"] = level.level if level.mode == "rate" else None
+        lag = level.schedule_lag_ms or {}
+        for name in PERCENTILES:
+            data[f"schedule_lag_{name}_ms"] = lag.get(name)
         return data
 
 
@@ -97,10 +103,15 @@ class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
     flags = serializers.CharField()
     levels = SweepLevelOutputSerializer(many=True)
     levels_csv = serializers.SerializerMethodField()
+    requests_jsonl = serializers.SerializerMethodField(help_text="Every request of the run, one JSON object a line.")
 
     def get_levels_csv(self, run: SweepRun) -> str:
         url = reverse("api:sweep-level-list", kwargs={"pk": run.pk}, request=self.context.get("request"))
         return f"{url}?format=csv"
+
+    def get_requests_jsonl(self, run: SweepRun) -> str:
+        url = reverse("api:sweep-request-list", kwargs={"pk": run.pk}, request=self.context.get("request"))
+        return f"{url}?format=jsonl"
 
 
 class BenchmarkCardInputSerializer(serializers.Serializer):
@@ -263,6 +274,39 @@ class SweepLevelListApi(ListApi):
     def get(self, request: Request, pk: int) -> Response:
         run = _run(pk)
         return list_response(rows=SweepLevelOutputSerializer(selectors.sweep_level_list(run=run), many=True).data)
+
+
+class SweepRequestOutputSerializer(serializers.Serializer):
+    mode = serializers.CharField()
+    level = serializers.FloatField()
+    index = serializers.IntegerField(help_text="The request's position in its level's workload.")
+    sent_ms = serializers.FloatField(allow_null=True, help_text="When it was sent, ms after the level's first send.")
+    ok = serializers.BooleanField()
+    input_tokens = serializers.IntegerField(allow_null=True)
+    output_tokens = serializers.IntegerField(allow_null=True)
+    ttft_ms = serializers.FloatField(allow_null=True)
+    tpot_ms = serializers.FloatField(allow_null=True)
+    e2e_ms = serializers.FloatField(allow_null=True)
+    itl_ms = serializers.ListField(child=serializers.FloatField(), help_text="Every gap between token-bearing chunks.")
+    error_class = serializers.CharField(allow_blank=True)
+    error_message = serializers.CharField(allow_blank=True)
+
+
+class SweepRequestListApi(ListApi):
+    renderer_classes = [*ListApi.renderer_classes, JSONLinesRenderer]
+    csv_filename = "sweep-requests"
+    csv_serializer_class = SweepRequestOutputSerializer
+
+    @extend_schema(
+        operation_id="sweep_requests_list", tags=[TAG_LAB], summary="Every request of one sweep run",
+        description="Per request of a run measured here, level by level in sending order: send time, TTFT, TPOT, "
+        "E2E, every inter-token gap, tokens and the error. `?format=jsonl` or `?format=csv` to export; an "
+        "imported run has no per-request records.",
+        responses={200: list_envelope("SweepRequestList", SweepRequestOutputSerializer)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        rows = SweepRequestOutputSerializer(selectors.sweep_request_list(run=_run(pk)), many=True).data
+        return list_response(rows=rows)
 
 
 class _RunAction(Api):

@@ -220,7 +220,7 @@ def _merge_and_label(comparison: Comparison) -> None:
 
 def _runs() -> QuerySet[SweepRun]:
     return SweepRun.objects.select_related("tool", "hardware", "model", "target").prefetch_related(
-        Prefetch("levels", queryset=SweepLevel.objects.order_by("level"))
+        Prefetch("levels", queryset=SweepLevel.objects.figures().order_by("level"))
     )
 
 

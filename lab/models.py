@@ -148,8 +148,15 @@ class SweepRun(TimeStampedModel):
         return self.origin == self.Origin.PUBLISHED
 
 
+class SweepLevelQuerySet(models.QuerySet):
+    def figures(self):
+        """The level's figures without its per-request records, which only the requests export reads."""
+        return self.defer("request_records")
+
+
 class SweepLevel(models.Model):
-    """The figures of one sweep level (see probe_client.sweep.stats for every definition)."""
+    """The figures of one sweep level (see probe_client.sweep.stats for every definition), and the requests it
+    sent when it was measured here (``request_records``; an import has only the figures the tool reported)."""
 
     run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
     mode = models.CharField(max_length=12, help_text='"concurrency" (closed loop) or "rate" (open loop).')
@@ -175,6 +182,13 @@ class SweepLevel(models.Model):
     output_tps_per_gpu = models.FloatField(
         null=True, blank=True, help_text="Output tok/s per GPU as a publisher states it (no total given)."
     )
+    request_records = models.JSONField(
+        default=list, blank=True,
+        help_text="Per request, in sending order: sent_ms (from the level's first send), ttft_ms, tpot_ms, e2e_ms, "
+        "itl_ms (every gap), input and output tokens, ok, error class and message.",
+    )
+
+    objects = SweepLevelQuerySet.as_manager()
 
     class Meta:
         db_table = "probes_sweeplevel"

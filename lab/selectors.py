@@ -37,18 +37,30 @@ def sweep_run_get(*, pk: int) -> SweepRun:
     """One run with its levels; raises SweepRun.DoesNotExist."""
     return (
         SweepRun.objects.lab().for_listing()
-        .prefetch_related(Prefetch("levels", queryset=SweepLevel.objects.order_by("level")))
+        .prefetch_related(Prefetch("levels", queryset=SweepLevel.objects.figures().order_by("level")))
         .get(pk=pk)
     )
 
 
 def sweep_level_list(*, run: SweepRun) -> QuerySet[SweepLevel]:
-    return SweepLevel.objects.filter(run=run).order_by("level")
+    return SweepLevel.objects.figures().filter(run=run).order_by("level")
+
+
+def sweep_request_list(*, run: SweepRun) -> list[dict]:
+    """Every request a run's levels kept, level by level in the order they were sent, each row with its level."""
+    rows = []
+    for mode, level, records in SweepLevel.objects.filter(run=run).order_by("level").values_list(
+        "mode", "level", "request_records"
+    ):
+        rows.extend({"mode": mode, "level": level, **record} for record in records)
+    return rows
 
 
 def series_label(run: SweepRun) -> str:
     """What names a curve: the engine (or target), its version where known, and who measured it."""
-    name = run.target.name if run.target else (run.tool.name if run.tool else "unknown engine")
+    name = run.target.name if run.target else (
+        run.tool.name if run.tool else (run.card or {}).get("engine_reported") or "unknown engine"
+    )
     version = run.engine_version or (run.card or {}).get("engine_version") or ""
     label = f"{name} {version}".strip()
     if run.is_imported:
@@ -120,7 +132,7 @@ def sweep_chart(*, run: SweepRun) -> SweepChart:
             status__in=[SweepRun.Status.SUCCEEDED, SweepRun.Status.PARTIAL, SweepRun.Status.IMPORTED],
         )
         .exclude(pk=run.pk)
-        .prefetch_related(Prefetch("levels", queryset=SweepLevel.objects.order_by("level")))
+        .prefetch_related(Prefetch("levels", queryset=SweepLevel.objects.figures().order_by("level")))
         .order_by("-queued_at", "-id")[: CHART_SERIES_LIMIT * 3]
     )
     seen = {(run.target_id, run.tool_id, run.source_tool)}

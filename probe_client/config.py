@@ -112,3 +112,27 @@ class EndpointConfig:
             "max_response_bytes": self.max_response_bytes,
             "extra_headers": sorted((self.extra_headers or {}).keys()),
         }
+
+
+CLI_FLAGS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}
+
+
+def config_from_flags(*, base_url: str | None, model: str | None, api_key_env: str | None) -> EndpointConfig:
+    """The endpoint a command line names with --base-url, --model and --api-key-env, by the rules a stored
+    target follows. Raises ValueError whose message starts with the flag at fault; the key's value is only
+    checked for presence, never read into a message."""
+    missing = [CLI_FLAGS[name] for name, value in (("base_url", base_url), ("model", model)) if not value]
+    if missing:
+        raise ValueError(f"{' and '.join(missing)}: required unless --target is given.")
+    if api_key_env is not None:
+        problem = api_key_env_error(api_key_env, field_name=CLI_FLAGS["api_key_env"])
+        if problem:
+            raise ValueError(problem)
+    try:
+        config = EndpointConfig(base_url=base_url, model=model, api_key_env=api_key_env or None)
+    except ValueError as exc:
+        field_name, _, reason = str(exc).partition(":")
+        raise ValueError(f"{CLI_FLAGS.get(field_name.strip(), field_name)}:{reason}") from None
+    if config.key_missing():
+        raise ValueError(f"--api-key-env: the environment variable {api_key_env} is not set.")
+    return config

@@ -5,20 +5,21 @@ from lab.models import OWN_TOOL, SweepRun
 from probe_client.sweep import CLIENT_VERSION
 
 
-def sweep_card(*, run: SweepRun, facts: dict, server_info: dict | None = None) -> dict:
+def sweep_card(*, run: SweepRun, facts: dict, server_info: dict | None = None, requested_model: str = "") -> dict:
     """The benchmark card of a run measured here: the server's word where it gives one, the operator's where
-    it does not (each field says which), the workload, and the client."""
+    it does not (each field says which), the workload, and the client. ``requested_model`` is the model id the
+    requests named, for a run without a target (measured from the command line)."""
     target = run.target
     server_info = server_info or {}
     reported_version = facts.get("engine_version")
     return {
         "tool": OWN_TOOL,
         "client_version": CLIENT_VERSION,
-        "engine": target.tool.name if target else "",
+        "engine": run.tool.name if run.tool else "",
         "engine_reported": facts.get("engine"),
         "engine_version": reported_version or (target.engine_version if target else "") or None,
         "engine_version_source": ("server" if reported_version else ("operator" if target and target.engine_version else None)),
-        "model_id": target.model_id if target else "",
+        "model_id": target.model_id if target else requested_model,
         "served_model": facts.get("model_id") or server_info.get("model"),
         "weights": facts.get("weights"),
         "weights_format": facts.get("weights_format") or (target.quantization if target else "") or None,

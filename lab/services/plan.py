@@ -9,13 +9,7 @@ from typing import Any
 
 from core.exceptions import ApplicationError
 from lab.models import SweepRun
-from probe_client.sweep import SweepLimitError, SweepPlan, Workload, WorkloadError
-
-SUITE_PARAMETERS = {
-    SweepRun.Kind.PREFILL_DECODE: ("input_lengths", "requests_per_length", "output_tokens"),
-    SweepRun.Kind.PREFIX_CACHE: ("prefix_tokens", "suffix_tokens", "requests", "output_tokens"),
-    SweepRun.Kind.STRUCTURED_OUTPUT: ("requests", "input_tokens", "output_tokens", "variants"),
-}
+from probe_client.sweep import SuiteError, SweepLimitError, SweepPlan, Workload, WorkloadError, check_suite_parameters
 
 
 def workload_key(workload: dict) -> str:
@@ -74,12 +68,10 @@ def valid_plan(kind: str, plan: dict | None, workload: dict | None) -> tuple[dic
         except SweepLimitError as error:
             raise field_error(error, prefix="plan.") from None
         return parsed.to_dict(), parsed_workload.to_dict()
-    allowed = SUITE_PARAMETERS.get(kind)
-    if allowed is None:
+    if kind not in SweepRun.Kind.values:
         raise ApplicationError(f"Unknown kind {kind!r}.", fields={"kind": [f"One of {', '.join(SweepRun.Kind.values)}."]})
-    unknown = sorted(set(plan) - set(allowed))
-    if unknown:
-        raise ApplicationError(
-            f"{unknown[0]} is not a parameter of this suite.", fields={f"plan.{unknown[0]}": [f"Known: {', '.join(allowed)}."]}
-        )
+    try:
+        check_suite_parameters(kind, plan)
+    except SuiteError as error:
+        raise field_error(error, prefix="plan.") from None
     return plan, (dict(workload) if workload else {})

@@ -33,13 +33,42 @@ def level_fields(level: dict) -> dict:
     }
 
 
+LEVEL_FIELD_NAMES = tuple(level_fields({"level": 1}))
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def request_records(level: LevelResult) -> list[dict]:
+    """What each request of a measured level did, in sending order: send time in ms from the level's first send,
+    TTFT, TPOT, E2E, every inter-token gap, tokens, and the error when it failed."""
+    first = min((sample.sent_ns for sample in level.samples if sample.sent_ns is not None), default=None)
+    records = []
+    for sample in sorted(level.samples, key=lambda s: (s.sent_ns is None, s.sent_ns or 0, s.index)):
+        records.append({
+            "index": sample.index,
+            "sent_ms": None if sample.sent_ns is None else _ms((sample.sent_ns - first) / 1e6),
+            "ok": sample.ok,
+            "input_tokens": sample.input_tokens,
+            "output_tokens": sample.output_tokens,
+            "ttft_ms": _ms(sample.ttft_ms),
+            "tpot_ms": _ms(sample.tpot_ms),
+            "e2e_ms": _ms(sample.e2e_ms),
+            "itl_ms": [_ms(gap) for gap in sample.gaps_ms],
+            "error_class": sample.error_class,
+            "error_message": sample.error_message,
+        })
+    return records
+
+
 def sweep_level_record(*, run_id: int, attempt: int, level: LevelResult, secret: str = "") -> bool:
     """Store one finished level, unless this attempt lost the run meanwhile."""
     with transaction.atomic():
         run = lease_holder(SweepRun, pk=run_id, attempt=attempt).select_for_update().first()
         if run is None:
             return False
-        fields = scrub(level_fields(level.to_dict()), secret)
+        fields = scrub({**level_fields(level.to_dict()), "request_records": request_records(level)}, secret)
         SweepLevel.objects.update_or_create(run=run, level=fields.pop("level"), defaults=fields)
         SweepRun.objects.filter(pk=run_id).update(levels_done=run.levels.count(), updated_at=timezone.now())
     return True

@@ -8,6 +8,10 @@ index.
 Execution keeps the database and the measurement apart: the sweep runs in its own thread with its own event
 loop, and this thread (the worker's) stores each level as it arrives, renews the lease and polls for a stop
 request, so the ORM is never called from inside the event loop and no query delays a timed stream.
+
+The command line (``manage.py sweep``) uses the same code: ``sweep_run_create`` + ``sweep_run_execute`` with the
+endpoint's config to save a run (a run without a target is possible there), ``sweep_measure`` to measure one
+and store nothing.
 """
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ import logging
 import queue
 import threading
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from celery import current_app
@@ -23,7 +29,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from catalog.models import HardwareSpec
+from catalog.models import HardwareSpec, Tool
 from core import cache as page_cache
 from core.leases import RunExecution, lease_claim, lease_give_up, lease_holder, lease_renew
 from core.models import AuditEntry
@@ -32,6 +38,7 @@ from lab.models import SweepLevel, SweepRun
 from lab.services.card import sweep_card, sweep_changes
 from lab.services.plan import valid_hardware_count, valid_hourly_price, valid_plan, workload_key
 from lab.services.record import sweep_level_record
+from probe_client import EndpointConfig
 from probe_client.secrets import MAX_TEXT, scrub, secret_value
 from probe_client.sweep import (
     LevelResult,
@@ -53,27 +60,31 @@ from probes.models import ProbeTarget
 logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
+# Why a sweep ended early, in words, by the runner's stopped_reason.
+STOPPED_REASONS = {"interrupted": "stopped by an operator", "max_duration": "duration limit reached",
+                   "fatal": "every request of a level failed"}
 
 
-def sweep_run_create(
+def _run_instance(
     *,
-    target: ProbeTarget,
-    kind: str = SweepRun.Kind.SWEEP,
-    plan: dict | None = None,
-    workload: dict | None = None,
-    hardware: HardwareSpec | None = None,
-    hardware_count: int = 1,
-    hourly_price_usd: Any = None,
-    flags: str = "",
+    target: ProbeTarget | None,
+    tool: Tool | None = None,
+    kind: str,
+    plan: dict | None,
+    workload: dict | None,
+    hardware: HardwareSpec | None,
+    hardware_count: int,
+    hourly_price_usd: Any,
+    flags: str,
 ) -> SweepRun:
-    """A queued run (nothing is sent anywhere); bad parameters raise ApplicationError naming the field."""
+    """A checked, unsaved run; bad parameters raise ApplicationError naming the field."""
     stored_plan, stored_workload = valid_plan(kind, plan, workload)
     price = valid_hourly_price(hourly_price_usd)
     if kind == SweepRun.Kind.SWEEP and price is not None:
         stored_plan["hourly_price_usd"] = float(price)
-    run = SweepRun(
+    return SweepRun(
         target=target,
-        tool=target.tool,
+        tool=target.tool if target else tool,
         kind=kind,
         plan=stored_plan,
         workload=stored_workload,
@@ -85,6 +96,29 @@ def sweep_run_create(
         flags=(flags or "")[:MAX_TEXT],
         levels_total=len(stored_plan.get("levels", [])) if kind == SweepRun.Kind.SWEEP else 1,
         task_id=str(uuid.uuid4()),
+    )
+
+
+def sweep_run_create(
+    *,
+    target: ProbeTarget | None,
+    tool: Tool | None = None,
+    kind: str = SweepRun.Kind.SWEEP,
+    plan: dict | None = None,
+    workload: dict | None = None,
+    hardware: HardwareSpec | None = None,
+    hardware_count: int = 1,
+    hourly_price_usd: Any = None,
+    flags: str = "",
+) -> SweepRun:
+    """A queued run (nothing is sent anywhere); bad parameters raise ApplicationError naming the field.
+
+    A run without a target is measured only in-process (``sweep_run_execute`` with the endpoint's config, as
+    ``manage.py sweep --save`` does): no worker can measure or resume it. ``tool`` names its engine (a target's
+    run is its target's tool's)."""
+    run = _run_instance(
+        target=target, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware,
+        hardware_count=hardware_count, hourly_price_usd=hourly_price_usd, flags=flags,
     )
     run.save()
     return run
@@ -134,7 +168,8 @@ def sweep_run_request_stop(*, run: SweepRun) -> bool:
 def sweep_run_resume(*, run: SweepRun) -> bool:
     """Queue a stopped sweep again; the levels already stored are kept and not measured twice."""
     task_id = str(uuid.uuid4())
-    resumed = SweepRun.objects.filter(pk=run.pk, status=SweepRun.Status.STOPPED).update(
+    # A run without a target was measured from the command line; no worker knows its endpoint.
+    resumed = SweepRun.objects.filter(pk=run.pk, status=SweepRun.Status.STOPPED, target__isnull=False).update(
         status=SweepRun.Status.QUEUED, stop_requested=False, stopped_reason="", attempts=0, task_id=task_id,
         lease_expires_at=None, updated_at=timezone.now(),
     )
@@ -209,27 +244,39 @@ def _measure_in_thread(coroutine_factory, *, on_level, stop_event: threading.Eve
     return box["result"]
 
 
-def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
-    """Claim one run, measure, store level by level, and finish it. Safe to call again for the same run."""
+def sweep_run_execute(
+    *,
+    run_id: int,
+    worker: str,
+    config: EndpointConfig | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    on_level_done: Callable[[LevelResult], None] | None = None,
+    on_request_done: Callable[[float, int, int], None] | None = None,
+) -> RunExecution:
+    """Claim one run, measure, store level by level, and finish it. Safe to call again for the same run.
+
+    A worker measures the run's target. The command line passes the endpoint's ``config`` (a run without a
+    target has no other), ``should_stop`` (polled before each request: Ctrl-C ends the run as an operator's stop
+    would), ``on_level_done`` (called in this thread once a level is stored) and ``on_request_done`` (the
+    runner's, called in the measuring thread as each request ends; for a progress bar)."""
     run = SweepRun.objects.select_related("target__tool", "hardware").filter(pk=run_id).first()
     if run is None:
         return RunExecution.MISSING
     if run.is_finished or run.status == SweepRun.Status.STOPPED:
         return RunExecution.ALREADY_FINISHED
-    if run.target is None:
+    if run.target is None and config is None:
         return RunExecution.MISSING
     claim = lease_claim(SweepRun, pk=run_id, worker=worker)
     if claim.outcome is not None:
         return claim.outcome
     run.refresh_from_db()
     target = run.target
-    secret = secret_value(target.api_key_env)
-    if target.api_key_env and not target.is_configured:
+    config = config or target.endpoint_config()
+    secret = secret_value(config.api_key_env)
+    if config.key_missing():
         _finish(run, claim.attempt, status=SweepRun.Status.FAILED, error_class="auth_missing",
-                error_message=f"The environment variable {target.api_key_env} is not set where this sweep ran.")
+                error_message=f"The environment variable {config.api_key_env} is not set where this sweep ran.")
         return RunExecution.FINISHED
-    config = target.endpoint_config()
-    facts = asyncio.run(fetch_server_facts(config))
     stop_event = threading.Event()
 
     def keep_alive() -> bool:
@@ -239,22 +286,63 @@ def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
         return bool(renewed)
 
     def on_level(level: LevelResult) -> bool:
-        return sweep_level_record(run_id=run_id, attempt=claim.attempt, level=level, secret=secret)
+        stored = sweep_level_record(run_id=run_id, attempt=claim.attempt, level=level, secret=secret)
+        if stored and on_level_done is not None:
+            on_level_done(level)
+        return stored
 
-    outcome: dict = {}
+    done = set(run.levels.values_list("level", flat=True))
+    measured = _measure(run, config, on_level=on_level, stop_event=stop_event, keep_alive=keep_alive,
+                        skip_levels=done, stored_before=bool(done), on_request_done=on_request_done,
+                        should_stop=should_stop)
+    if not _finish(run, claim.attempt, card=scrub(measured.card, secret), engine_version=measured.engine_version,
+                   model_fingerprint=measured.model_fingerprint, secret=secret, **measured.outcome):
+        logger.warning("Sweep run %s attempt %s lost its lease; its ending was discarded", run_id, claim.attempt)
+        return RunExecution.LOST_LEASE
+    return RunExecution.FINISHED
+
+
+@dataclass
+class Measured:
+    """What one measurement of a run gave, before (or without) it is stored: the levels in the order they
+    finished, the run's ending (status, reason, error, results), its card and what identifies the server."""
+
+    levels: list[LevelResult]
+    outcome: dict
+    card: dict
+    engine_version: str
+    model_fingerprint: str
+
+
+def _measure(
+    run: SweepRun, config: EndpointConfig, *, on_level, stop_event: threading.Event, keep_alive,
+    skip_levels: set = frozenset(), stored_before: bool = False, on_request_done=None, should_stop=None,
+) -> Measured:
+    facts = asyncio.run(fetch_server_facts(config))
+    levels: list[LevelResult] = []
+
+    def stopping() -> bool:
+        # The caller's own signal (Ctrl-C) is seen at the next request, not at the next lease poll.
+        if should_stop is not None and should_stop():
+            stop_event.set()
+        return stop_event.is_set()
+
+    def collect(level: LevelResult) -> bool:
+        levels.append(level)
+        return on_level(level)
+
     try:
         if run.kind == SweepRun.Kind.SWEEP:
             plan = SweepPlan.from_dict(run.plan)
             workload = Workload.from_dict(run.workload)
-            done = set(run.levels.values_list("level", flat=True))
             result = _measure_in_thread(
                 lambda put: run_sweep(
                     config, plan=plan, workload=workload, on_level_done=put,
-                    should_stop=stop_event.is_set, skip_levels=done,
+                    should_stop=stopping, skip_levels=skip_levels, on_request_done=on_request_done,
                 ),
-                on_level=on_level, stop_event=stop_event, keep_alive=keep_alive,
+                on_level=collect, stop_event=stop_event, keep_alive=keep_alive,
             )
-            outcome = _sweep_outcome(run, result, stop_event)
+            outcome = _sweep_outcome(result, stop_event, stored_before=stored_before)
             server_info = result.server_info
         else:
             suite = {
@@ -264,7 +352,7 @@ def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
             }[run.kind]
             parameters = {k: tuple(v) if isinstance(v, list) else v for k, v in run.plan.items()}
             result = _measure_in_thread(
-                lambda put: suite(config, **parameters), on_level=on_level, stop_event=stop_event,
+                lambda put: suite(config, **parameters), on_level=collect, stop_event=stop_event,
                 keep_alive=keep_alive,
             )
             document = result.to_dict()
@@ -277,19 +365,60 @@ def sweep_run_execute(*, run_id: int, worker: str) -> RunExecution:
     except (SuiteError, SweepLimitError, WorkloadError) as error:
         outcome = {"status": SweepRun.Status.FAILED, "error_class": "invalid_plan", "error_message": str(error)}
         server_info = {}
-    card = sweep_card(run=run, facts=facts, server_info=server_info)
     fingerprint = model_fingerprint(facts) or str(server_info.get("model") or "")
-    if not _finish(run, claim.attempt, card=scrub(card, secret), engine_version=str(facts.get("engine_version") or "")[:120],
-                   model_fingerprint=fingerprint[:300], secret=secret, **outcome):
-        logger.warning("Sweep run %s attempt %s lost its lease; its ending was discarded", run_id, claim.attempt)
-        return RunExecution.LOST_LEASE
-    return RunExecution.FINISHED
+    return Measured(
+        levels=levels,
+        outcome=outcome,
+        card=sweep_card(run=run, facts=facts, server_info=server_info, requested_model=config.model),
+        engine_version=str(facts.get("engine_version") or "")[:120],
+        model_fingerprint=fingerprint[:300],
+    )
 
 
-def _sweep_outcome(run: SweepRun, result, stop_event: threading.Event) -> dict:
+def sweep_measure(
+    *,
+    config: EndpointConfig,
+    tool: Tool | None = None,
+    kind: str = SweepRun.Kind.SWEEP,
+    plan: dict | None = None,
+    workload: dict | None = None,
+    hardware: HardwareSpec | None = None,
+    hardware_count: int = 1,
+    hourly_price_usd: Any = None,
+    flags: str = "",
+    should_stop: Callable[[], bool] | None = None,
+    on_level_done: Callable[[LevelResult], None] | None = None,
+    on_request_done: Callable[[float, int, int], None] | None = None,
+) -> tuple[SweepRun, Measured]:
+    """Measure a sweep or suite now and store nothing: the unsaved run (plan, workload, card fields as
+    ``sweep_run_create`` checks them) and what was measured, with the knee as a stored sweep would have it."""
+    run = _run_instance(
+        target=None, tool=tool, kind=kind, plan=plan, workload=workload, hardware=hardware,
+        hardware_count=hardware_count, hourly_price_usd=hourly_price_usd, flags=flags,
+    )
+    stop_event = threading.Event()
+
+    def on_level(level: LevelResult) -> bool:
+        if on_level_done is not None:
+            on_level_done(level)
+        return True
+
+    measured = _measure(
+        run, config, on_level=on_level, stop_event=stop_event, keep_alive=lambda: True,
+        on_request_done=on_request_done, should_stop=should_stop,
+    )
+    secret = secret_value(config.api_key_env)
+    measured.card = scrub(measured.card, secret)
+    measured.outcome = scrub(measured.outcome, secret)
+    if kind == SweepRun.Kind.SWEEP:
+        measured.outcome["results"] = {"knee": find_knee([level.to_dict() for level in measured.levels]).to_dict()}
+    return run, measured
+
+
+def _sweep_outcome(result, stop_event: threading.Event, *, stored_before: bool) -> dict:
     if result.stopped_reason == "interrupted" or (stop_event.is_set() and result.stopped_reason == ""):
         status = SweepRun.Status.STOPPED
-    elif result.error_class and not result.levels and not run.levels.exists():
+    elif result.error_class and not result.levels and not stored_before:
         status = SweepRun.Status.FAILED
     elif result.stopped_reason in ("max_duration", "fatal"):
         status = SweepRun.Status.PARTIAL
@@ -297,8 +426,7 @@ def _sweep_outcome(run: SweepRun, result, stop_event: threading.Event) -> dict:
         status = SweepRun.Status.SUCCEEDED
     return {
         "status": status,
-        "stopped_reason": {"interrupted": "stopped by an operator", "max_duration": "duration limit reached",
-                           "fatal": "every request of a level failed"}.get(result.stopped_reason, ""),
+        "stopped_reason": STOPPED_REASONS.get(result.stopped_reason, ""),
         "error_class": result.error_class,
         "error_message": result.error_message,
     }

@@ -30,10 +30,12 @@ from .suites import (
     PrefixCacheResult,
     StructuredOutputResult,
     SuiteError,
+    check_suite_parameters,
     prefill_decode_from,
     run_prefill_decode,
     run_prefix_cache,
     run_structured_output,
+    suite_defaults,
 )
 from .workload import PRESETS, LengthDistribution, RequestShape, Workload, WorkloadError, lengths_from_jsonl, workload_from_jsonl
 
@@ -64,6 +66,7 @@ __all__ = [
     "SweepResult",
     "Workload",
     "WorkloadError",
+    "check_suite_parameters",
     "cost_per_million",
     "doubling_levels",
     "fetch_server_facts",
@@ -78,6 +81,7 @@ __all__ = [
     "run_prefix_cache",
     "run_structured_output",
     "run_sweep",
+    "suite_defaults",
     "summarise_level",
     "workload_from_jsonl",
 ]

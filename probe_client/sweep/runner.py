@@ -15,7 +15,9 @@ Public entry point (plain asyncio; no Django)::
 - open loop (``mode="rate"``): at level *λ* requests/s, ``requests_per_level`` arrivals with exponential gaps
   (a Poisson process, seeded so a re-run sends the same schedule); a request never waits for another, up to
   ``max_in_flight`` open connections (a request that finds none free waits; that wait is its ``queue_ms``).
-- ``on_level_done(level_result)`` is called after each level (the Celery task stores it), ``should_stop()``
+- ``on_request_done(level, done, total)`` is called in the event loop as each request of a level ends (a
+  progress bar; it must return at once), ``on_level_done(level_result)`` after each level (the Celery task
+  stores it), ``should_stop()``
   is polled between requests (interrupt: the level in progress is dropped, not stored), ``skip_levels`` are
   not run (resume after an interruption).
 - limits: :class:`SweepLimits` bounds levels, total requests, concurrency, rate and duration; a plan beyond
@@ -248,6 +250,7 @@ async def run_sweep(
     on_level_done: Callable[[LevelResult], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     skip_levels: frozenset | set = frozenset(),
+    on_request_done: Callable[[float, int, int], None] | None = None,
 ) -> SweepResult:
     """Run the sweep (see the module docstring). Never raises for anything the server does: failures are
     per-request ``error_class`` counts, or ``SweepResult.error_class`` when nothing could be sent."""
@@ -292,6 +295,7 @@ async def run_sweep(
                     level_result, facts = await _run_level(
                         http, config, plan, workload, params, level=level, position=position,
                         prefix_seed=prefix_seed, secrets=secrets, deadline=deadline, should_stop=should_stop,
+                        on_request_done=on_request_done,
                     )
                 except _Stop:
                     result.stopped_reason = "interrupted"
@@ -326,6 +330,7 @@ async def _run_level(
     secrets: tuple[str, ...],
     deadline: float,
     should_stop: Callable[[], bool] | None,
+    on_request_done: Callable[[float, int, int], None] | None = None,
 ) -> tuple[LevelResult, dict]:
     shapes = workload.shapes(plan.requests_per_level, stream_seed=position)
     level_nonce = new_nonce()
@@ -347,6 +352,8 @@ async def _run_level(
             message = redact(f"{type(error).__name__}: {error}", secrets)
             logger.error("sweep request %s failed in the client: %s", index, message)
             exchanges[index] = Sample(index=index, ok=False, error_class="client_error", error_message=message)
+        if on_request_done is not None:
+            on_request_done(level, len(exchanges), len(shapes))
 
     def stop_now() -> bool:
         nonlocal truncated, interrupted

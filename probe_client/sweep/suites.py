@@ -18,6 +18,7 @@ All run one request at a time so that load does not blur the comparison; each re
 
 from __future__ import annotations
 
+import inspect
 import json
 import statistics
 from dataclasses import dataclass, field
@@ -48,6 +49,31 @@ def _median(values) -> float | None:
 def _check_count(name: str, value, low: int = 1, high: int = MAX_SUITE_REQUESTS) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise SuiteError(f"{name}: must be a whole number from {low} to {high}, got {value!r}")
+
+
+def _check_prefill_decode(*, input_lengths, requests_per_length, output_tokens) -> None:
+    lengths = list(input_lengths) if isinstance(input_lengths, (list, tuple)) else []
+    if not 2 <= len(lengths) <= 12 or len(set(lengths)) < 2:
+        raise SuiteError("input_lengths: give 2 to 12 different input lengths")
+    for position, length in enumerate(lengths):
+        _check_count(f"input_lengths[{position}]", length, 48, 1_000_000)
+    _check_count("requests_per_length", requests_per_length, 1, 50)
+    _check_count("output_tokens", output_tokens, 2, 4096)
+
+
+def _check_prefix_cache(*, prefix_tokens, suffix_tokens, requests, output_tokens) -> None:
+    _check_count("prefix_tokens", prefix_tokens, 64, 1_000_000)
+    _check_count("suffix_tokens", suffix_tokens, 40, 100_000)
+    _check_count("requests", requests, 2, 100)
+    _check_count("output_tokens", output_tokens, 1, 4096)
+
+
+def _check_structured_output(*, requests, input_tokens, output_tokens, variants) -> None:
+    _check_count("requests", requests, 1, 100)
+    _check_count("input_tokens", input_tokens, 64, 100_000)
+    _check_count("output_tokens", output_tokens, 16, 4096)
+    if not isinstance(variants, (list, tuple)) or "plain" not in variants or not set(variants) <= set(VARIANTS):
+        raise SuiteError(f"variants: a subset of {', '.join(VARIANTS)} that includes plain")
 
 
 class _Session:
@@ -156,12 +182,7 @@ async def run_prefill_decode(
     output_tokens: int = 64,
 ) -> PrefillDecodeResult:
     lengths = list(input_lengths)
-    if not 2 <= len(lengths) <= 12 or len(set(lengths)) < 2:
-        raise SuiteError("input_lengths: give 2 to 12 different input lengths")
-    for position, length in enumerate(lengths):
-        _check_count(f"input_lengths[{position}]", length, 48, 1_000_000)
-    _check_count("requests_per_length", requests_per_length, 1, 50)
-    _check_count("output_tokens", output_tokens, 2, 4096)
+    _check_prefill_decode(input_lengths=lengths, requests_per_length=requests_per_length, output_tokens=output_tokens)
     samples: list[Sample] = []
     with gc_paused():
         async with ProbeHTTP(config, max_connections=1) as http:
@@ -229,10 +250,9 @@ async def run_prefix_cache(
     requests: int = 6,
     output_tokens: int = 16,
 ) -> PrefixCacheResult:
-    _check_count("prefix_tokens", prefix_tokens, 64, 1_000_000)
-    _check_count("suffix_tokens", suffix_tokens, 40, 100_000)
-    _check_count("requests", requests, 2, 100)
-    _check_count("output_tokens", output_tokens, 1, 4096)
+    _check_prefix_cache(
+        prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens, requests=requests, output_tokens=output_tokens
+    )
     total = prefix_tokens + suffix_tokens
     result = PrefixCacheResult(prefix_tokens=prefix_tokens, input_tokens=total, requests=requests)
     shared: list[Sample] = []
@@ -332,11 +352,9 @@ async def run_structured_output(
     output_tokens: int = 128,
     variants: tuple[str, ...] = VARIANTS,
 ) -> StructuredOutputResult:
-    _check_count("requests", requests, 1, 100)
-    _check_count("input_tokens", input_tokens, 64, 100_000)
-    _check_count("output_tokens", output_tokens, 16, 4096)
-    if "plain" not in variants or not set(variants) <= set(VARIANTS):
-        raise SuiteError(f"variants: a subset of {', '.join(VARIANTS)} that includes plain")
+    _check_structured_output(
+        requests=requests, input_tokens=input_tokens, output_tokens=output_tokens, variants=variants
+    )
     result = StructuredOutputResult(requests=requests)
     collected: dict[str, list[Sample]] = {variant: [] for variant in variants}
     with gc_paused():
@@ -378,3 +396,29 @@ async def run_structured_output(
         if plain["output_speed_tps"]["p50"] and row["output_speed_tps"]["p50"]:
             result.speed_cost[variant] = row["output_speed_tps"]["p50"] / plain["output_speed_tps"]["p50"]
     return result
+
+
+SUITES = {
+    "prefill_decode": (run_prefill_decode, _check_prefill_decode),
+    "prefix_cache": (run_prefix_cache, _check_prefix_cache),
+    "structured_output": (run_structured_output, _check_structured_output),
+}
+
+
+def suite_defaults(suite: str) -> dict:
+    """The parameters a suite runs with when a plan leaves them out."""
+    return {
+        name: parameter.default for name, parameter in inspect.signature(SUITES[suite][0]).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+
+
+def check_suite_parameters(suite: str, parameters: dict) -> None:
+    """Raise :class:`SuiteError` (naming the parameter) unless ``parameters``, with the suite's defaults for the
+    rest, are what the suite would accept: a plan is refused before anything is sent or stored."""
+    check = SUITES[suite][1]
+    defaults = suite_defaults(suite)
+    unknown = sorted(set(parameters) - set(defaults))
+    if unknown:
+        raise SuiteError(f"{unknown[0]}: not a parameter of this suite (known: {', '.join(defaults)})")
+    check(**{**defaults, **parameters})

@@ -33,6 +33,28 @@ def test_list_detail_and_levels_csv(api_client):
     assert [float(row["output_tps"]) for row in rows] == [100.0, 200.0, 400.0]
     assert rows[0]["ttft_p50_ms"] == "100.0" and rows[2]["meets_slo"] == "false"
     assert api_client.get("/api/v1/probes/sweeps/?format=csv").status_code == 200
+    assert detail["requests_jsonl"].endswith(f"/api/v1/probes/sweeps/{run.pk}/requests/?format=jsonl")
+    # A run whose levels kept no requests (an import, say) exports none, in every format.
+    assert api_client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/").json() == {"count": 0, "results": []}
+    assert api_client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/?format=jsonl").content == b""
+    assert api_client.get("/api/v1/probes/sweeps/999999/requests/?format=jsonl").status_code == 404
+
+
+def test_open_loop_levels_carry_offered_rate_and_schedule_lag_in_json_and_csv(api_client):
+    run = SweepRunFactory(plan={"mode": "rate", "levels": [2.0, 8.0], "requests_per_level": 16})
+    for rate, lag in ((2.0, {"p50": 0.4, "p95": 0.9, "p99": 1.2, "mean": 0.5}), (8.0, None)):
+        SweepLevelFactory(run=run, mode="rate", level=rate, request_rate=rate * 0.9, schedule_lag_ms=lag)
+    closed = sweep_with_levels(levels=(1.0,))
+    rows = api_client.get(f"/api/v1/probes/sweeps/{run.pk}/levels/").json()["results"]
+    assert (rows[0]["offered_rate"], rows[0]["request_rate"]) == (2.0, 1.8)
+    assert (rows[0]["schedule_lag_p50_ms"], rows[0]["schedule_lag_p99_ms"]) == (0.4, 1.2)
+    assert rows[1]["schedule_lag_p50_ms"] is None
+    csv_rows = list(csv.DictReader(io.StringIO(
+        api_client.get(f"/api/v1/probes/sweeps/{run.pk}/levels/?format=csv").content.decode()
+    )))
+    assert csv_rows[0]["schedule_lag_p95_ms"] == "0.9" and csv_rows[0]["offered_rate"] == "2.0"
+    closed_row = api_client.get(f"/api/v1/probes/sweeps/{closed.pk}/").json()["levels"][0]
+    assert closed_row["offered_rate"] is None and closed_row["schedule_lag_p50_ms"] is None
 
 
 def test_filters_and_unknown_ids(api_client):

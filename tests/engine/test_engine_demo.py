@@ -15,13 +15,14 @@ from django.core.management import CommandError, call_command
 
 from probes.engine.machine import cpu_model_name
 from probes.engine.tiny_model import MODEL_NAME
+from lab.models import SweepRun
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 from scoring.vocabulary import COMPAT_CHECKS
 from tests.factories import ProbeTargetFactory, ToolFactory
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-FAST_OPTIONS = ["--workloads", "in-100", "--requests", "2", "--context", "2048"]
+FAST_OPTIONS = ["--workloads", "in-100", "--requests", "2", "--context", "2048", "--sweep-requests", "2"]
 
 
 def _port_open(base_url: str) -> bool:
@@ -82,6 +83,19 @@ def test_once_registers_the_engine_probes_it_and_stores_runs_and_summaries(tmp_p
     page = client.get("/engines/")
     assert page.status_code == 200
     assert target.name in page.content.decode()
+
+    sweep = SweepRun.objects.lab().get(target=target)
+    assert sweep.kind == SweepRun.Kind.SWEEP and sweep.origin == SweepRun.Origin.MEASURED
+    assert sweep.status == SweepRun.Status.SUCCEEDED, (sweep.error_class, sweep.error_message)
+    levels = list(sweep.levels.order_by("level"))
+    assert [level.level for level in levels] == [1.0, 2.0, 4.0]
+    assert all(level.ok == level.requests == 2 for level in levels)
+    assert all(level.ttft_ms["p50"] > 0 and level.output_tps > 0 for level in levels)
+    assert sweep.card["model_id"] == MODEL_NAME and sweep.card["engine"] == tool.name
+    assert sweep.card["server_sources"], "the card records what the server said about itself"
+    assert f"/engines/lab/{sweep.pk}/" in report
+    lab_page = client.get(f"/engines/lab/{sweep.pk}/")
+    assert lab_page.status_code == 200 and "Benchmark card" in lab_page.content.decode()
 
 
 @pytest.mark.django_db

@@ -57,6 +57,8 @@ def level_import(level, **overrides):
         ({"plan": {"levels": [1], "requests_per_level": 0}}, "plan.requests_per_level"),
         ({"hourly_price_usd": "cheap"}, "hourly_price_usd"),
         ({"kind": "prefix_cache", "plan": {"colour": 1}}, "plan.colour"),
+        ({"kind": "prefix_cache", "plan": {"requests": 1}}, "plan.requests"),
+        ({"kind": "prefill_decode", "plan": {"input_lengths": [128]}}, "plan.input_lengths"),
     ],
 )
 def test_bad_parameters_are_refused_naming_the_field(kwargs, field):

@@ -32,6 +32,9 @@ def chart_data(html: str) -> dict:
 def test_empty_lab_says_nothing_was_measured(client):
     html = client.get("/engines/lab/").content.decode()
     assert "No benchmark-lab run yet" in html and "data-sweep-list" not in html
+    assert "make engine" in html
+    assert "python manage.py sweep --base-url http://127.0.0.1:8000/v1 --model MODEL_ID --levels 1,2,4 --save" in html
+    assert "python manage.py import_benchmark FILE" in html
 
 
 def test_detail_shows_levels_knee_card_and_only_comparable_curves(client):
@@ -50,6 +53,29 @@ def test_detail_shows_levels_knee_card_and_only_comparable_curves(client):
     assert [point["level"] for point in data["series"][1]["points"]] == [1.0, 8.0]
     assert html.count("data-series=") == 5  # the chart's table has every charted point
     assert f"/api/v1/probes/sweeps/{run.pk}/levels/?format=csv" in html
+
+
+def test_the_card_gives_the_plan_in_words(client):
+    closed = sweep(plan={"mode": "concurrency", "levels": [1, 2, 4], "requests_per_level": 32,
+                         "slo": {"ttft_ms": 500, "tpot_ms": 50, "attainment": 0.9}, "max_duration_s": 900})
+    html = client.get(f"/engines/lab/{closed.pk}/").content.decode()
+    assert "Closed loop at 1, 2 and 4 concurrent streams" in html and "32 requests per level" in html
+    assert "time to first token at most 500 ms and time per output token at most 50 ms" in html
+    assert "90% of its requests" in html and "No request is sent after 900 s." in html
+    assert "{&#x27;mode&#x27;" not in html and "{'mode'" not in html
+    suite = SweepRunFactory(kind="prefill_decode", plan={"requests_per_length": 2}, workload={})
+    html = client.get(f"/engines/lab/{suite.pk}/").content.decode()
+    assert "prompts of 128, 512, 1,024 and 2,048 tokens, 2 requests each" in html
+
+
+def test_an_open_loop_run_shows_its_schedule_lag(client):
+    run = SweepRunFactory(plan={"mode": "rate", "levels": [2.0], "requests_per_level": 16, "seed": 3,
+                                "max_in_flight": 64, "max_duration_s": 600})
+    SweepLevelFactory(run=run, mode="rate", level=2.0, schedule_lag_ms={"p50": 0.42, "p95": 0.9, "p99": 1.27})
+    html = client.get(f"/engines/lab/{run.pk}/").content.decode()
+    assert "Schedule lag p50 / p99 (ms)" in html and "0.4 / 1.3" in html
+    assert "Open loop at 2 requests/s" in html and "seed 3" in html and "at most 64 requests in flight" in html
+    assert "No SLO was set" in html
 
 
 def test_imported_run_is_labelled_and_a_version_change_is_announced(client):

@@ -1,7 +1,7 @@
 """Start a real llama.cpp engine on a tiny model this project writes, register it as a probe target and probe it.
 
     manage.py engine_demo [--once] [--model-dir var/engine] [--context 12288] [--threads 1]
-                          [--workloads in-100] [--parallel 0] [--requests 3] [--no-compat]
+                          [--workloads in-100] [--parallel 0] [--requests 3] [--no-compat] [--sweep-requests 4]
 
 1. writes a tiny llama-architecture GGUF model (random weights, Q8_0) into --model-dir;
 2. starts `python -m llama_cpp.server` on it, on a free port of 127.0.0.1;
@@ -12,13 +12,17 @@
    later would share its history with the tiny model;
 4. runs the speed suite (each workload single-stream, then optionally a parallel test) and the compat suite,
    stores the runs and refreshes the summaries, so /engines/ shows real measurements without any key;
-5. keeps the engine running for the scheduled probes of `make run` until Ctrl-C (or exits at once
+5. runs a short throughput sweep (1, 2 and 4 streams, --sweep-requests requests each) through the lab's own
+   run code and stores it as a lab run, so /engines/lab/ shows a real run, curve and card (--sweep-requests 0
+   skips it);
+6. keeps the engine running for the scheduled probes of `make run` until Ctrl-C (or exits at once
    with --once). When the engine stops, the target is disabled: its measurements stay, and the
    scheduler does not record a deliberately stopped engine as failing.
 """
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 import probe_client
 from catalog.models import Tool
 from core.exceptions import ApplicationError
+from lab.services.run import sweep_run_create, sweep_run_execute
 from probes.engine.machine import machine_hardware_description
 from probes.engine.server import (
     EngineSettings,
@@ -54,6 +59,10 @@ DEFAULT_WORKLOADS = ("in-100",)
 DEFAULT_CONTEXT = 12288
 # The figures printed for each speed run.
 REPORTED_METRICS = (TTFT, OUTPUT_SPEED, E2E)
+# The demo sweep: few levels and short requests, because the tiny model runs on the CPU next to everything else.
+SWEEP_LEVELS = [1, 2, 4]
+SWEEP_WORKLOAD = {"name": "demo: 100 in / 16 out", "input": 100, "output": 16}
+DEFAULT_SWEEP_REQUESTS = 4
 
 
 class _Stop(Exception):
@@ -90,6 +99,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--requests", type=int, default=None, help="Requests per single-stream speed run.")
         parser.add_argument("--no-compat", action="store_true", help="Skip the compatibility suite.")
+        parser.add_argument(
+            "--sweep-requests", type=int, default=DEFAULT_SWEEP_REQUESTS,
+            help=f"Requests per level of the saved lab sweep at 1, 2 and 4 streams ({DEFAULT_SWEEP_REQUESTS}; "
+            "0 skips it).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         workloads = [name.strip() for name in options["workloads"].split(",") if name.strip()]
@@ -105,6 +119,8 @@ class Command(BaseCommand):
                 raise CommandError(f"--{option}: must be a positive whole number, got {options[option]}.")
         if parallel < 0:
             raise CommandError(f"--parallel: must be 0 or more, got {parallel}.")
+        if options["sweep_requests"] < 0:
+            raise CommandError(f"--sweep-requests: must be 0 or more, got {options['sweep_requests']}.")
         tool = Tool.objects.filter(slug__in=TOOL_SLUGS).order_by("slug").first()
         if tool is None:
             raise CommandError(
@@ -143,6 +159,8 @@ class Command(BaseCommand):
                 compat=not options["no_compat"],
             )
             self._report(runs)
+            if options["sweep_requests"]:
+                self._sweep(target=target, requests_per_level=options["sweep_requests"])
             if options["once"]:
                 return
             self.stdout.write(
@@ -231,6 +249,33 @@ class Command(BaseCommand):
                 for outcome in outcomes:
                     self.stdout.write(f"  {outcome.check_name:24} {outcome.outcome}")
         self.stdout.write("\nSee /engines/ for the figures and the compatibility matrix.")
+
+
+    def _sweep(self, *, target: ProbeTarget, requests_per_level: int) -> None:
+        self.stdout.write(f"Lab sweep: {', '.join(map(str, SWEEP_LEVELS))} streams x {requests_per_level} requests ...")
+        run = sweep_run_create(
+            target=target, workload=SWEEP_WORKLOAD,
+            plan={"levels": SWEEP_LEVELS, "requests_per_level": requests_per_level},
+        )
+        # Ctrl-C or SIGTERM during the sweep ends it as an operator's stop would (finished levels kept, the run
+        # "stopped"), and only then stops the engine; raised from inside the measurement it would leave it running.
+        interrupted = threading.Event()
+        previous = {sig: signal.signal(sig, lambda *_: interrupted.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            sweep_run_execute(run_id=run.pk, worker="engine_demo", should_stop=interrupted.is_set)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        run.refresh_from_db()
+        for level in run.levels.order_by("level"):
+            self.stdout.write(
+                f"  {level.level:g} streams: {level.ok}/{level.requests} ok, TTFT p50 {_figure(level.ttft_ms)} ms, "
+                f"output {level.output_tps or 0:.1f} tok/s"
+            )
+        error = f" ({run.error_class}: {run.error_message[:200]})" if run.error_class else ""
+        self.stdout.write(f"Lab sweep -> {run.status}{error}; see /engines/lab/{run.pk}/")
 
 
 def _figure(figures: Any) -> str:

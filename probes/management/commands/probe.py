@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 import probe_client
 from core.exceptions import ApplicationError
-from probe_client.config import api_key_env_error
+from probe_client.config import config_from_flags
 from probe_client.workloads import workload_for
 from probes.models import ProbeRun, ProbeTarget, RequestMeasurement
 from probes.selectors.runs import probe_target_get
@@ -28,7 +28,6 @@ from probes.services.runs.execute import probe_target_run_now
 from probes.services.summaries import rounded_percentiles
 from scoring.vocabulary import COMPAT_CHECKS, PERCENTILES, run_summary_keys
 
-CONFIG_FIELD_OPTIONS = {"base_url": "--base-url", "model": "--model", "api_key_env": "--api-key-env"}
 DEFAULT_INPUT_TOKENS = 1000
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_REQUESTS = 3
@@ -90,24 +89,12 @@ class Command(BaseCommand):
     # --- ad hoc ---
 
     def _config(self, options: dict[str, Any]) -> probe_client.EndpointConfig:
-        missing = [flag for flag in ("--base-url", "--model") if not options[flag[2:].replace("-", "_")]]
-        if missing:
-            raise CommandError(f"{' and '.join(missing)}: required unless --target is given.")
-        key_name = options["api_key_env"]
-        if key_name is not None:
-            problem = api_key_env_error(key_name, field_name="--api-key-env")
-            if problem:
-                raise CommandError(problem)
         try:
-            config = probe_client.EndpointConfig(
-                base_url=options["base_url"], model=options["model"], api_key_env=key_name or None
+            return config_from_flags(
+                base_url=options["base_url"], model=options["model"], api_key_env=options["api_key_env"]
             )
         except ValueError as exc:
-            field, _, reason = str(exc).partition(":")
-            raise CommandError(f"{CONFIG_FIELD_OPTIONS.get(field.strip(), field)}:{reason}") from None
-        if config.key_missing():
-            raise CommandError(f"--api-key-env: the environment variable {key_name} is not set.")
-        return config
+            raise CommandError(str(exc)) from None
 
     def _progress(self, total: int, description: str) -> tqdm:
         return tqdm(total=total, desc=description, file=sys.stderr, disable=not sys.stderr.isatty(), leave=False)
