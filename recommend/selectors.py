@@ -158,9 +158,9 @@ def _documented_checks(tool: Tool) -> dict[str, DocumentedCheck]:
     checks: dict[str, DocumentedCheck] = {}
     surfaces = sorted(tool.api_surface_support.all(), key=lambda link: link.api_surface.slug != "openai-chat")
     for link in surfaces:
-        for check, outcome in (link.checks or {}).items():
-            if check not in checks and link.source:
-                checks[check] = DocumentedCheck(check, outcome, link.source.key, link.api_surface.name)
+        for entry in link.documented_checks():
+            if entry.check not in checks and entry.source_key:
+                checks[entry.check] = entry
     return checks
 
 

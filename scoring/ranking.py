@@ -12,6 +12,7 @@ kind; engines are listed before providers unless the user has no hardware of the
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from scoring.money import format_usd
@@ -79,12 +80,49 @@ class CaveatInfo:
 
 @dataclass(frozen=True)
 class DocumentedCheck:
-    """What a tool's own documentation says about one request parameter (a compat check name)."""
+    """What a source says about one request parameter (a compat check name) of a tool: its outcome, the model it
+    is limited to (empty: every model), the checks it cannot be combined with in one request, and a note."""
 
     check: str
     outcome: str
     source_key: str
     surface: str = ""
+    model: str = ""
+    not_with: tuple[str, ...] = ()
+    note: str = ""
+
+    @classmethod
+    def parse(cls, check: str, value: object, *, source_key: str, surface: str = "") -> DocumentedCheck:
+        """One entry of a catalog row's ``checks`` mapping: an outcome stated by the row's own source, or a mapping
+        with ``outcome`` and any of ``source`` (a source key), ``model`` (a model slug), ``not_with`` (check
+        names) and ``note``. ValueError names what is wrong."""
+        if isinstance(value, str):
+            return cls(check, value, source_key, surface)
+        if not isinstance(value, dict) or not isinstance(value.get("outcome"), str):
+            raise ValueError(f"{check}: expected an outcome or a mapping with an outcome")
+        unknown = set(value) - {"outcome", "source", "model", "not_with", "note"}
+        if unknown:
+            raise ValueError(f"{check}: unknown keys {sorted(unknown)}")
+        not_with = value.get("not_with") or []
+        if not isinstance(not_with, list) or not all(isinstance(name, str) for name in not_with):
+            raise ValueError(f"{check}: not_with must be a list of check names")
+        return cls(check, value["outcome"], str(value.get("source") or source_key), surface,
+                   str(value.get("model") or ""), tuple(not_with), str(value.get("note") or ""))
+
+    def applies_to(self, model: str | None) -> bool:
+        return not self.model or self.model == model
+
+    def fails(self, needs: Iterable[str]) -> bool:
+        """Whether a user needing ``needs`` (this check among them) cannot rely on it."""
+        return self.outcome in DOCUMENTED_FAILURES or bool(set(self.not_with) & set(needs))
+
+    @property
+    def description(self) -> str:
+        """The gap in words: 'unsupported on gpt-oss-120b; not together with tools, json_schema (note)'."""
+        text = self.outcome + (f" on {self.model}" if self.model else "")
+        if self.not_with:
+            text += f"; not together with {', '.join(self.not_with)}"
+        return text + (f" ({self.note})" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -283,7 +321,11 @@ def _switch_options(profile: Profile, catalog: CatalogData, top: RankedTool | No
 def _recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
     excluded: list[ExcludedTool] = []
     not_recommended: list[ExcludedTool] = []
-    failing = _failing_checks(profile, catalog)
+    # A gap a source limits to one model counts where the providers are compared on that model.
+    compared_model = _reference_model(catalog, [
+        tool.slug for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
+    ])
+    failing = _failing_checks(profile, catalog, compared_model)
 
     for slug, never in NEVER_RECOMMENDED.items():
         tool = catalog.tools.get(slug)
@@ -314,8 +356,9 @@ def _assign_ranks(ranked: list[RankedTool]) -> None:
             item.rank = position + 1
 
 
-def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Reason]]:
-    """Required checks each tool fails: a probe's measurement first, else the tool's own documentation."""
+def _failing_checks(profile: Profile, catalog: CatalogData, model: str | None) -> dict[str, list[Reason]]:
+    """Required checks each tool fails: a probe's measurement first, else what a source documents (for every
+    model, or for `model`, the one providers are compared on)."""
     failing: dict[str, list[Reason]] = {}
     measured = {(status.tool, status.check) for status in catalog.compat}
     for status in catalog.compat:
@@ -330,14 +373,23 @@ def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Re
     for tool in catalog.tools.values():
         for check in profile.needs:
             documented = tool.documented_checks.get(check)
-            if documented and documented.outcome in DOCUMENTED_FAILURES and (tool.slug, check) not in measured:
+            if (documented and documented.applies_to(model) and documented.fails(profile.needs)
+                    and (tool.slug, check) not in measured):
                 failing.setdefault(tool.slug, []).append(Reason(
-                    f"Documented: its {documented.surface or 'API'} documentation says {check} is "
-                    f"{documented.outcome}; you need it to work.",
-                    f"documented-gap:{check}",
-                    documented.source_key,
+                    _documented_gap_text(documented, profile.needs), f"documented-gap:{check}", documented.source_key,
                 ))
     return failing
+
+
+def _documented_gap_text(documented: DocumentedCheck, needs: Iterable[str]) -> str:
+    where = f" on {documented.model}" if documented.model else ""
+    note = f" ({documented.note})" if documented.note else ""
+    if documented.outcome in DOCUMENTED_FAILURES:
+        return (f"Documented: {documented.surface or 'API'} — {documented.check} is {documented.outcome}{where}"
+                f"{note}; you need it to work.")
+    together = [name for name in documented.not_with if name in set(needs)]
+    return (f"Documented: {documented.surface or 'API'} — {documented.check} cannot be combined with "
+            f"{', '.join(together)}{where}{note}; you need them together.")
 
 
 def _hardware_match(profile: Profile, tool: ToolInfo) -> tuple[str, str] | None:

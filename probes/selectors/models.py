@@ -19,6 +19,7 @@ from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigu
 from catalog.selectors import REFERENCE_MODEL_SLUG
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from probes.selectors.cells import MetricFigures, WorkloadOption
+from scoring.ranking import DocumentedCheck
 from scoring.vocabulary import (
     DOCUMENTED_GAPS,
     METRIC_BY_KEY,
@@ -71,7 +72,8 @@ class OfferingRow:
     measured: dict[str, float]
     measured_workload: WorkloadOption | None
     measured_target: ProbeTarget | None
-    documented_checks: dict[str, str]
+    # The documented checks that hold for this row's model, by check name.
+    documented_checks: dict[str, DocumentedCheck]
     measured_compat: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -131,11 +133,13 @@ class OfferingRow:
 
     @property
     def documented_problems(self) -> list[tuple[str, str]]:
-        return sorted((name, outcome) for name, outcome in self.documented_checks.items() if outcome in DOCUMENTED_GAPS)
+        """(check, the gap in words) of every documented check short of working."""
+        return sorted((name, entry.description) for name, entry in self.documented_checks.items()
+                      if entry.outcome in DOCUMENTED_GAPS)
 
     @property
     def documented_supported(self) -> int:
-        return sum(1 for outcome in self.documented_checks.values() if outcome == "supported")
+        return sum(1 for entry in self.documented_checks.values() if entry.outcome == "supported")
 
     @property
     def price_sort_key(self) -> tuple:
@@ -256,11 +260,11 @@ def model_comparisons(
     ).order_by("-observed_on", "position", "pk"):
         reported[(figure.tool_id, figure.model_id)].append(figure)
 
-    documented: dict[int, dict[str, str]] = {}
-    for support in ToolApiSurface.objects.filter(tool_id__in=tool_ids, api_surface__slug=OPENAI_CHAT_SURFACE).only(
-        "tool_id", "checks"
-    ):
-        documented[support.tool_id] = support.checks if isinstance(support.checks, dict) else {}
+    documented: dict[int, list[DocumentedCheck]] = {}
+    for support in ToolApiSurface.objects.filter(
+        tool_id__in=tool_ids, api_surface__slug=OPENAI_CHAT_SURFACE
+    ).select_related("api_surface", "source"):
+        documented[support.tool_id] = support.documented_checks()
 
     targets = list(ProbeTarget.objects.filter(tool_id__in=tool_ids).order_by("-enabled", "slug"))
     summaries = list(MeasurementSummary.objects.filter(target__in=targets).only(
@@ -315,7 +319,8 @@ def model_comparisons(
                     measured=measured,
                     measured_workload=option if measured else None,
                     measured_target=measured_target,
-                    documented_checks=documented.get(offering.tool_id, {}),
+                    documented_checks={entry.check: entry for entry in documented.get(offering.tool_id, [])
+                                       if entry.applies_to(model.slug)},
                     measured_compat=compat,
                 )
             )
