@@ -555,6 +555,12 @@ class ReportedFigure(TimeStampedModel):
     def unit(self) -> str:
         return self.UNITS[self.metric]
 
+    @property
+    def is_self_reported(self) -> bool:
+        """The tool's own headline figure (Groq's "~500 tok/s"), not a benchmark of it: the publisher is the tool.
+        Read it on a figure fetched with its tool."""
+        return self.publisher == self.tool.name
+
     def clean(self) -> None:
         super().clean()
         if self.device_count is not None and self.hardware_id is None:

@@ -453,7 +453,8 @@ def reported_figures_for_scoring() -> list[dict[str, Any]]:
     """Every third-party figure as plain data (no ORM objects), newest observation first per tool and metric.
 
     Keys: tool, model, hardware (slugs; model and hardware may be None), device_count, metric, value
-    (float), unit, is_approximate, concurrency, workload, publisher, url, observed_on, verified_on (dates).
+    (float), unit, is_approximate, concurrency, workload, publisher, self_reported (the tool's own headline
+    figure), url, observed_on, verified_on (dates).
     These are reported, never measured here: a caller ranks them after this site's own measurements.
     """
     figures = ReportedFigure.objects.select_related("tool", "model", "hardware").order_by(
@@ -472,6 +473,7 @@ def reported_figures_for_scoring() -> list[dict[str, Any]]:
             "concurrency": figure.concurrency,
             "workload": figure.workload,
             "publisher": figure.publisher,
+            "self_reported": figure.is_self_reported,
             "url": figure.url,
             "observed_on": figure.observed_on,
             "verified_on": figure.verified_on,
