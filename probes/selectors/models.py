@@ -3,8 +3,11 @@
 
 One row per tool serving (provider) or running (engine) the model, with the tool's price for that same model,
 the context it serves, its documented API gaps, the figures third parties reported and the figures this site
-measured. Measured figures come first wherever both exist; a reported figure always carries its publisher,
-link and dates. A fixed number of queries, whatever the number of models, tools, figures or summaries.
+measured. Each figure column holds one metric, from one publisher (this site's measurements count as one) where
+one covers every row that has a figure, so a column compares like with like; otherwise measured figures come
+first and each cell names its publisher. The other kind of figure stays beside the column's one. A provider's own
+headline figure is never put in a column or a chart. A reported figure always carries its publisher, link and
+dates. A fixed number of queries, whatever the number of models, tools, figures or summaries.
 """
 from __future__ import annotations
 
@@ -128,11 +131,14 @@ class OfferingRow:
         return self.columns.get("ttfat_ms")
 
     def also_reported(self, key: str) -> Figure | None:
-        """The reported figure shown under a measured one, so neither hides the other."""
+        """The other kind of figure shown under the column's one, so neither hides the other: a reported figure
+        under a measured one, this site's measurement under a publisher's."""
         main = self.columns.get(key)
-        if main is None or main.evidence != MEASURED:
+        if main is None:
             return None
-        return next(iter(self.reported_figures(key).values()), None)
+        if main.evidence == MEASURED:
+            return next(iter(self.reported_figures(key).values()), None)
+        return self.measured_figure(key)
 
     @property
     def output_speed_also_reported(self) -> Figure | None:
