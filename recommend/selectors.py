@@ -41,7 +41,7 @@ from scoring.ranking import (
     SpeedInfo,
     ToolInfo,
 )
-from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT, model_slug
+from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFAT, TTFT, model_slug
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 
@@ -129,9 +129,9 @@ def _catalog_data() -> CatalogData:
     return CatalogData(tools=tools, prices=prices, speeds=speeds, compat=compat, reported=_reported_speeds())
 
 
-# Reported figures scoring can weigh: output speed and time to first token (not the time to the first answer
-# token, which a reasoning model's thinking phase stretches), per publisher's page and date.
-SCORED_METRICS = (OUTPUT_SPEED, TTFT)
+# Reported figures scoring can weigh, per publisher's page and date: output speed, and the latencies (scoring
+# weighs one of them for every provider, never a mix).
+SCORED_METRICS = (OUTPUT_SPEED, TTFT, TTFAT)
 
 
 def _reported_speeds() -> tuple[ReportedSpeed, ...]:
@@ -142,12 +142,13 @@ def _reported_speeds() -> tuple[ReportedSpeed, ...]:
         if metric not in SCORED_METRICS or figure["model"] is None or figure["concurrency"] is not None:
             continue
         key = (figure["tool"], figure["model"], figure["publisher"], figure["url"], figure["observed_on"])
-        entry = merged.setdefault(key, {"workload": figure["workload"]})
+        entry = merged.setdefault(key, {"workload": figure["workload"], "self_reported": figure["self_reported"]})
         entry.setdefault(metric.key, metric.converted(figure["value"], unit=figure["unit"]))
     return tuple(
         ReportedSpeed(
             tool=tool, model=model_slug(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
-            output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"), workload=entry["workload"],
+            output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"),
+            ttfat_ms=entry.get("ttfat_ms"), workload=entry["workload"], self_reported=entry["self_reported"],
         )
         for (tool, model, publisher, url, observed_on), entry in merged.items()
     )

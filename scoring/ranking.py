@@ -177,8 +177,11 @@ class ReportedSpeed:
     observed_on: str
     output_speed_tps: float | None = None
     ttft_ms: float | None = None
+    ttfat_ms: float | None = None
     workload: str = ""
     concurrency: int | None = None
+    # The provider's own headline figure: never weighed against a benchmark's.
+    self_reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,8 @@ class Recommendation:
     reference_model: str | None = None
     provider_evidence: str | None = None
     switch_when: list[SwitchOption] = field(default_factory=list)
+    # The one latency metric the providers were ranked on ("time to first answer token"), when any figure had one.
+    latency_metric: str | None = None
 
     @property
     def top(self) -> RankedTool | None:
@@ -337,12 +342,12 @@ def _recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
             ))
 
     engines = _rank_engines(profile, catalog, failing, excluded)
-    providers, reference_model, evidence = _rank_providers(profile, catalog, failing, excluded)
+    providers, reference_model, evidence, latency_metric = _rank_providers(profile, catalog, failing, excluded)
     _assign_ranks(engines)
     _assign_ranks(providers)
     results = providers + engines if profile.hardware == "none" else engines + providers
     return Recommendation(profile, results, excluded, not_recommended, profile_warnings(profile), reference_model,
-                          evidence)
+                          evidence, latency_metric=latency_metric)
 
 
 def _assign_ranks(ranked: list[RankedTool]) -> None:
@@ -657,8 +662,16 @@ class _SpeedEvidence:
     """One provider's speed on the answer's evidence tier, with the reasons that state it."""
 
     output_speed_tps: float | None
-    ttft_ms: float | None
+    latency_ms: float | None
     reasons: tuple[Reason, ...]
+    latency_label: str = "time to first token"
+
+
+# The latencies a publisher may report, in the order one is preferred: a publisher reports the time to the first
+# answer token for reasoning models, whose first token starts the thinking, not the answer the user waits for.
+LATENCY_FIGURES: tuple[tuple[str, str], ...] = (
+    ("ttfat_ms", "time to first answer token"), ("ttft_ms", "time to first token"),
+)
 
 
 def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
@@ -685,32 +698,52 @@ def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
     return evidence
 
 
-def _reported_evidence(catalog: CatalogData, slugs: list[str], model: str | None) -> dict[str, _SpeedEvidence]:
-    """Figures of one publisher only, the one covering most of the providers, so they compare like for like."""
+def _reported_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
+                       model: str | None) -> dict[str, _SpeedEvidence]:
+    """Figures of one publisher only, and one latency metric of it, so they compare like for like: for a latency
+    goal the publisher and latency metric covering most providers (time to first answer token on a tie), otherwise
+    the publisher covering most providers with any figure. A provider's own headline figures are left out."""
     figures = [figure for figure in catalog.reported if figure.tool in slugs and model_slug(figure.model) == model
-               and (figure.output_speed_tps or figure.ttft_ms)]
+               and not figure.self_reported and (figure.output_speed_tps or figure.ttft_ms or figure.ttfat_ms)]
     if not figures:
         return {}
-    coverage: dict[str, set[str]] = {}
+    latency_keys = [key for key, _ in LATENCY_FIGURES]
+    coverage: dict[tuple[str, str], set[str]] = {}
     latest: dict[str, str] = {}
     for figure in figures:
-        coverage.setdefault(figure.publisher, set()).add(figure.tool)
         latest[figure.publisher] = max(latest.get(figure.publisher, ""), figure.observed_on)
-    publisher = max(coverage, key=lambda name: (len(coverage[name]), latest[name]))
+        for key in ("output_speed_tps", *latency_keys):
+            if getattr(figure, key):
+                coverage.setdefault((figure.publisher, key), set()).add(figure.tool)
+    latency_options = [option for option in coverage if option[1] in latency_keys]
+    if profile.optimize_for == "latency" and latency_options:
+        publisher, latency_key = max(latency_options, key=lambda option: (
+            len(coverage[option]), option[1] == latency_keys[0], latest[option[0]], option[0]))
+    else:
+        def tools_of(name: str) -> set[str]:
+            return set().union(*(tools for (other, _), tools in coverage.items() if other == name))
+
+        publisher = max(latest, key=lambda name: (len(tools_of(name)), latest[name], name))
+        latency_key = max(latency_keys, key=lambda key: (len(coverage.get((publisher, key), ())),
+                                                         key == latency_keys[0]))
+    label = dict(LATENCY_FIGURES)[latency_key]
     evidence: dict[str, _SpeedEvidence] = {}
     for figure in sorted((f for f in figures if f.publisher == publisher), key=lambda f: f.observed_on):
+        latency = getattr(figure, latency_key)
+        if not (figure.output_speed_tps or latency):
+            continue
         parts = []
         if figure.output_speed_tps:
             parts.append(f"output speed {figure.output_speed_tps:g} tokens/s")
-        if figure.ttft_ms:
-            parts.append(f"time to first token {figure.ttft_ms:g} ms")
+        if latency:
+            parts.append(f"{label} {latency:g} ms")
         workload = f", workload {figure.workload.rstrip('.')}" if figure.workload else ""
         concurrency = f", concurrency {figure.concurrency}" if figure.concurrency else ""
-        evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, figure.ttft_ms, (Reason(
+        evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, latency, (Reason(
             f"Reported by {figure.publisher} on {figure.observed_on} for {model}: {', '.join(parts)}"
             f"{workload}{concurrency}. Not measured by this site.",
             "reported:speed", None, ExternalSource(figure.publisher, figure.url, figure.observed_on),
-        ),))
+        ),), label)
     return evidence
 
 
@@ -729,7 +762,7 @@ def _documented_evidence(profile: Profile, slugs: list[str]) -> dict[str, _Speed
 
 def _rank_providers(
     profile: Profile, catalog: CatalogData, failing: dict[str, list[Reason]], excluded: list[ExcludedTool]
-) -> tuple[list[RankedTool], str | None, str | None]:
+) -> tuple[list[RankedTool], str | None, str | None, str | None]:
     providers = [
         tool for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
     ]
@@ -738,7 +771,7 @@ def _rank_providers(
             excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, [Reason(
                 "You answered that the model may not run on a hosted API.", "constraint:on-premises", None,
             )]))
-        return [], None, None
+        return [], None, None, None
     allowed = []
     for tool in providers:
         if tool.slug in failing:
@@ -746,13 +779,13 @@ def _rank_providers(
         else:
             allowed.append(tool)
     if not allowed:
-        return [], None, None
+        return [], None, None, None
     slugs = [tool.slug for tool in allowed]
     model = _reference_model(catalog, slugs)
     prices = {price.tool: price for price in catalog.prices if price.model == model}
     tier, evidence = EVIDENCE_DOCUMENTED, {}
     for name, gather in ((EVIDENCE_MEASURED, lambda: _measured_evidence(profile, catalog, slugs, model)),
-                         (EVIDENCE_REPORTED, lambda: _reported_evidence(catalog, slugs, model)),
+                         (EVIDENCE_REPORTED, lambda: _reported_evidence(profile, catalog, slugs, model)),
                          (EVIDENCE_DOCUMENTED, lambda: _documented_evidence(profile, slugs))):
         evidence = gather()
         if evidence:
@@ -761,7 +794,7 @@ def _rank_providers(
     measured_checks = {(status.tool, status.check) for status in catalog.compat}
 
     fastest = max((e.output_speed_tps for e in evidence.values() if e.output_speed_tps), default=None)
-    quickest = min((e.ttft_ms for e in evidence.values() if e.ttft_ms), default=None)
+    quickest = min((e.latency_ms for e in evidence.values() if e.latency_ms), default=None)
     cheapest = min((p.blended for p in prices.values() if p.blended > 0), default=None)
     w_speed, w_ttft, w_price = PROVIDER_WEIGHTS.get(profile.optimize_for, DEFAULT_PROVIDER_WEIGHTS)
     missing = {
@@ -781,8 +814,8 @@ def _rank_providers(
             reasons.extend(mine.reasons)
             if mine.output_speed_tps and fastest:
                 speed_part = mine.output_speed_tps / fastest
-            if mine.ttft_ms and quickest:
-                ttft_part = quickest / mine.ttft_ms
+            if mine.latency_ms and quickest:
+                ttft_part = quickest / mine.latency_ms
         else:
             # Only the measured tier speaks for this site's probes; a missing reported or documented figure does not.
             reasons.append(Reason(missing, "measurement:none", MEASURED if tier == EVIDENCE_MEASURED else None))
@@ -812,7 +845,9 @@ def _rank_providers(
     ranked.sort(key=lambda item: -item.score)
     for better, item in zip(ranked, ranked[1:]):
         item.lost_because = _provider_loss(better, item, evidence, prices, tier)
-    return ranked, model, tier
+    latency_metric = next((e.latency_label for e in evidence.values() if e.latency_ms), None) \
+        if tier != EVIDENCE_DOCUMENTED else None
+    return ranked, model, tier, latency_metric
 
 
 def _provider_loss(better: RankedTool, item: RankedTool, evidence: dict[str, _SpeedEvidence], prices: dict,
@@ -829,8 +864,8 @@ def _provider_loss(better: RankedTool, item: RankedTool, evidence: dict[str, _Sp
     elif label and mine and theirs and mine.output_speed_tps and theirs.output_speed_tps and \
             mine.output_speed_tps < theirs.output_speed_tps:
         parts.append(f"slower {label} output ({mine.output_speed_tps:.0f} vs {theirs.output_speed_tps:.0f} tokens/s)")
-    if label and mine and theirs and mine.ttft_ms and theirs.ttft_ms and mine.ttft_ms > theirs.ttft_ms:
-        parts.append(f"slower first token ({mine.ttft_ms:.0f} vs {theirs.ttft_ms:.0f} ms)")
+    if label and mine and theirs and mine.latency_ms and theirs.latency_ms and mine.latency_ms > theirs.latency_ms:
+        parts.append(f"slower {mine.latency_label} ({mine.latency_ms:.0f} vs {theirs.latency_ms:.0f} ms)")
     my_price, their_price = prices.get(item.tool), prices.get(better.tool)
     if my_price and their_price and my_price.blended > their_price.blended:
         parts.append(f"higher blended price (${my_price.blended:.3f} vs ${their_price.blended:.3f})")

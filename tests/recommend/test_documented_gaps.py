@@ -88,3 +88,32 @@ def test_a_gap_limited_to_one_model_is_not_shown_for_another(client, catalog):
     row = re.search(r'<tr data-tool="cerebras">(.*?)</tr>', page, re.S).group(1)
     assert "<code>n</code>: unsupported" in row
     assert "tools_with_json_schema" not in row and "<code>logprobs</code>" not in row
+
+
+# --- one latency metric from one publisher ------------------------------------------------------------------
+
+
+def _latency_reasons(result: dict) -> list[tuple[str, str]]:
+    return [(item["tool"], reason["text"]) for item in result["results"] if item["kind"] == "provider"
+            for reason in item["reasons"] if reason["rule"] == "reported:speed"]
+
+
+def test_latency_ranking_uses_one_metric_from_one_publisher_and_says_which(client, catalog):
+    result = _answer(client, [])
+
+    reasons = _latency_reasons(result)
+    assert reasons
+    publishers = {re.match(r"Reported by (.+?) on ", text).group(1) for _, text in reasons}
+    assert len(publishers) == 1
+    assert result["latency_metric"] == "time to first answer token"
+    latency = [text for _, text in reasons if "ms" in text]
+    assert latency and all("time to first answer token" in text for text in latency)
+    assert not any("time to first token" in text for _, text in reasons)
+    assert "latency as time to first answer token" in result["provider_evidence_note"]
+
+
+def test_a_providers_own_headline_figure_never_ranks_it(client, catalog):
+    result = _answer(client, [])
+
+    assert not any(text.startswith("Reported by Groq ") or text.startswith("Reported by Cerebras ")
+                   for _, text in _latency_reasons(result))
