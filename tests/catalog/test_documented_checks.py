@@ -102,3 +102,30 @@ def test_a_check_value_names_only_known_keys():
         DocumentedCheck.parse("n", {"outcome": "rejected", "sauce": "x"}, source_key="s")
     with pytest.raises(ValueError, match="not_with"):
         DocumentedCheck.parse("n", {"outcome": "rejected", "not_with": "tools"}, source_key="s")
+
+
+def _sources() -> dict[str, dict]:
+    return {row["key"]: row for path in sorted(CATALOG_FIXTURES.glob("*.yaml"))
+            for row in yaml.safe_load(path.read_text()).get("sources") or []}
+
+
+RECHECKED_ON = "2026-12-03"
+
+
+def test_stale_facts_were_checked_again_against_their_sources():
+    sources = _sources()
+    offerings = yaml.safe_load((CATALOG_FIXTURES / "models.yaml").read_text())["model_offerings"]
+    groq_120b = next(row for row in offerings if (row["tool"], row["model"]) == ("groq", "gpt-oss-120b"))
+    assert groq_120b["context_tokens"] == 131072 and "65,536 completion tokens" in groq_120b["notes"]
+    assert str(groq_120b["verified_on"]) == RECHECKED_ON
+    assert sources[groq_120b["source"]]["url"] == "https://console.groq.com/docs/models"
+
+    groq = next(tool for tool in _tools() if tool["slug"] == "groq")
+    responses = next(row for row in groq["api_surfaces"] if row["api_surface"] == "openai-responses")
+    assert sources[responses["source"]]["url"] == "https://console.groq.com/docs/responses-api"
+
+    cerebras = _checks(next(tool for tool in _tools() if tool["slug"] == "cerebras"))
+    assert sources[cerebras["logprobs"].source_key]["url"] == "https://inference-docs.cerebras.ai/models/openai-oss"
+    for key in ("groq-docs-models", "groqdocs-responses-api", "groq-docs-openai", "cerebras-docs-gpt-oss"):
+        assert str(sources[key]["verified_on"]) == RECHECKED_ON, key
+        assert sources[key]["url"] in (CATALOG_FIXTURES.parents[1] / "docs" / "catalog-data.md").read_text(), key
