@@ -36,6 +36,9 @@ from scoring.rules import (
 from scoring.vocabulary import (
     DOCUMENTED_FAILURES,
     MEASURED_FAILURES,
+    OUTPUT_SPEED,
+    TTFAT,
+    TTFT,
     blended_price,
     model_slug,
     workload_input_tokens,
@@ -670,7 +673,7 @@ class _SpeedEvidence:
 # The latencies a publisher may report, in the order one is preferred: a publisher reports the time to the first
 # answer token for reasoning models, whose first token starts the thinking, not the answer the user waits for.
 LATENCY_FIGURES: tuple[tuple[str, str], ...] = (
-    ("ttfat_ms", "time to first answer token"), ("ttft_ms", "time to first token"),
+    (TTFAT.key, TTFAT.label.lower()), (TTFT.key, TTFT.label.lower()),
 )
 
 
@@ -712,7 +715,7 @@ def _reported_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
     latest: dict[str, str] = {}
     for figure in figures:
         latest[figure.publisher] = max(latest.get(figure.publisher, ""), figure.observed_on)
-        for key in ("output_speed_tps", *latency_keys):
+        for key in (OUTPUT_SPEED.key, *latency_keys):
             if getattr(figure, key):
                 coverage.setdefault((figure.publisher, key), set()).add(figure.tool)
     latency_options = [option for option in coverage if option[1] in latency_keys]

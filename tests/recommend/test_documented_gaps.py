@@ -117,3 +117,13 @@ def test_a_providers_own_headline_figure_never_ranks_it(client, catalog):
 
     assert not any(text.startswith("Reported by Groq ") or text.startswith("Reported by Cerebras ")
                    for _, text in _latency_reasons(result))
+
+
+def test_the_tool_api_gives_each_documented_check_with_its_source(client, catalog):
+    response = client.get(reverse("api:tool-detail", args=["cerebras"]))
+
+    surface = next(item for item in response.json()["api_surfaces"] if item["slug"] == "openai-chat")
+    checks = {item["check"]: item for item in surface["checks"]}
+    assert checks["n"] == {"check": "n", "outcome": "unsupported", "model": "", "not_with": [],
+                           "note": "n is limited to 1", "source": "seed-002-engine-comparison"}
+    assert checks["logprobs"]["model"] == "gpt-oss-120b" and "tools" in checks["logprobs"]["not_with"]
