@@ -127,3 +127,12 @@ def test_the_tool_api_gives_each_documented_check_with_its_source(client, catalo
     assert checks["n"] == {"check": "n", "outcome": "unsupported", "model": "", "not_with": [],
                            "note": "n is limited to 1", "source": "seed-002-engine-comparison"}
     assert checks["logprobs"]["model"] == "gpt-oss-120b" and "tools" in checks["logprobs"]["not_with"]
+
+
+def test_the_wizard_page_says_why_each_was_removed(client, catalog):
+    response = client.get(reverse("recommend:wizard"), {**HOSTED_LATENCY, "needs": ["tools", "json_schema", "logprobs"]})
+
+    page = unescape(response.content.decode())
+    removed = page[page.index('class="reco-excluded"'):]
+    assert "logprobs is rejected" in removed
+    assert "logprobs cannot be combined with tools, json_schema on gpt-oss-120b" in removed
