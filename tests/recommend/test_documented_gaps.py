@@ -136,3 +136,15 @@ def test_the_wizard_page_says_why_each_was_removed(client, catalog):
     removed = page[page.index('class="reco-excluded"'):]
     assert "logprobs is rejected" in removed
     assert "logprobs cannot be combined with tools, json_schema on gpt-oss-120b" in removed
+
+
+def test_compare_shows_the_same_checks_with_their_model_and_source(client, catalog):
+    page = unescape(client.get(reverse("catalog:compare"), {"tools": "groq,cerebras"}).content.decode())
+
+    rows = {key: body for key, body in re.findall(r'<tr class="row-[a-z]+" data-row="([^"]+)">(.*?)</tr>', page, re.S)}
+    states = {key: re.findall(r'data-state="([a-z]+)"', body) for key, body in rows.items()}
+    assert states["check:n"] == ["no", "no"]
+    assert states["check:tools_with_json_schema"] == ["unknown", "no"]
+    assert states["check:logprobs"] == ["no", "partial"]
+    assert "unsupported on gpt-oss-120b" in rows["check:tools_with_json_schema"]
+    assert "seed-002-engine-comparison" in rows["check:tools_with_json_schema"]
