@@ -159,10 +159,6 @@ class OfferingRow:
                       if entry.outcome in DOCUMENTED_GAPS)
 
     @property
-    def documented_supported(self) -> int:
-        return sum(1 for entry in self.documented_checks.values() if entry.outcome == "supported")
-
-    @property
     def price_sort_key(self) -> tuple:
         blended = self.blended_usd
         return (blended is None, blended or 0, self.tool.name.lower())
