@@ -116,6 +116,7 @@ def _catalog_data() -> CatalogData:
             output_speed_tps=_median_72h(summary.metrics, OUTPUT_SPEED.key),
             ttft_ms=_median_72h(summary.metrics, TTFT.key),
             hardware=summary.target.hardware,
+            ttfat_ms=_median_72h(summary.metrics, TTFAT.key),
         )
         for summary in MeasurementSummary.objects.select_related("target__tool").order_by("id")
     )

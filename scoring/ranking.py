@@ -167,6 +167,7 @@ class SpeedInfo:
     output_speed_tps: float | None
     ttft_ms: float | None
     hardware: str = ""
+    ttfat_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -680,11 +681,20 @@ LATENCY_FIGURES: tuple[tuple[str, str], ...] = (
 def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
                        model: str | None) -> dict[str, _SpeedEvidence]:
     speeds_by_tool = _speeds_by_tool(catalog)
+    best = {slug: speed for slug in slugs
+            if (speed := _best_speed(profile, speeds_by_tool.get(slug, []), model)) is not None
+            and (speed.output_speed_tps or speed.ttft_ms or speed.ttfat_ms)}
+    # One latency for every provider: the time to the first answer token when every measured provider has it
+    # (a reasoning model's first token starts its thinking), otherwise the time to the first token.
+    with_latency = [speed for speed in best.values() if speed.ttft_ms or speed.ttfat_ms]
+    latency_key, label = next(
+        ((key, label) for key, label in LATENCY_FIGURES
+         if with_latency and all(getattr(speed, key) for speed in with_latency)),
+        LATENCY_FIGURES[-1],
+    )
     evidence: dict[str, _SpeedEvidence] = {}
-    for slug in slugs:
-        speed = _best_speed(profile, speeds_by_tool.get(slug, []), model)
-        if speed is None or not (speed.output_speed_tps or speed.ttft_ms):
-            continue
+    for slug, speed in best.items():
+        latency = getattr(speed, latency_key)
         reasons = []
         if speed.output_speed_tps:
             reasons.append(Reason(
@@ -692,12 +702,11 @@ def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
                 f"({speed.samples_72h} requests to {speed.target}, workload {speed.workload}, "
                 f"concurrency {speed.concurrency}).", "measurement:output_speed_tps", MEASURED,
             ))
-        if speed.ttft_ms:
+        if latency:
             reasons.append(Reason(
-                f"Measured time to first token, 72-hour median: {speed.ttft_ms:.0f} ms.", "measurement:ttft_ms",
-                MEASURED,
+                f"Measured {label}, 72-hour median: {latency:.0f} ms.", f"measurement:{latency_key}", MEASURED,
             ))
-        evidence[slug] = _SpeedEvidence(speed.output_speed_tps, speed.ttft_ms, tuple(reasons))
+        evidence[slug] = _SpeedEvidence(speed.output_speed_tps, latency, tuple(reasons), label)
     return evidence
 
 
