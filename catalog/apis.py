@@ -128,10 +128,23 @@ class DetailQuantFormatSerializer(serializers.Serializer):
     source = SourceRefSerializer(allow_null=True)
 
 
+class DocumentedCheckSerializer(serializers.Serializer):
+    check = serializers.CharField(help_text="A compat check name (the probes' vocabulary).")
+    outcome = serializers.CharField()
+    model = serializers.CharField(help_text="The model the statement is limited to; empty for every model.")
+    not_with = serializers.ListField(
+        child=serializers.CharField(), help_text="Checks it is documented not to combine with in one request."
+    )
+    note = serializers.CharField()
+    source = serializers.CharField(source="source_key", help_text="Key of the source that states it.")
+
+
 class DetailApiSurfaceSerializer(serializers.Serializer):
     slug = serializers.CharField(source="api_surface.slug")
     name = serializers.CharField(source="api_surface.name")
     gaps = serializers.CharField()
+    checks = DocumentedCheckSerializer(source="documented_checks", many=True,
+                                       help_text="The documented gaps as data, each with its own source.")
     source = SourceRefSerializer(allow_null=True)
 
 

@@ -172,13 +172,15 @@ def _surfaces(tool: Tool):
 def _checks(tool: Tool):
     order = list(CHECK_LABELS)
     for support in tool.api_surface_support.all():
-        for check, outcome in (support.checks or {}).items():
-            label = CHECK_LABELS.get(check, check)
-            position = order.index(check) if check in order else len(order)
-            yield (f"check:{check}", f"{label} ({check})", position,
-                   Cell(_CHECK_STATES.get(outcome, UNKNOWN),
-                        note=f"{ToolApiSurface.CheckOutcome(outcome).label} ({support.api_surface.name})"
-                        if outcome in ToolApiSurface.CheckOutcome.values else outcome))
+        for entry in support.documented_checks():
+            label = CHECK_LABELS.get(entry.check, entry.check)
+            position = order.index(entry.check) if entry.check in order else len(order)
+            state = _CHECK_STATES.get(entry.outcome, UNKNOWN)
+            # A limit to one model or a combination that fails makes a working parameter a partial one.
+            if state == YES and (entry.model or entry.not_with):
+                state = PARTIAL
+            yield (f"check:{entry.check}", f"{label} ({entry.check})", position,
+                   Cell(state, note=f"{entry.description} ({support.api_surface.name}; source {entry.source_key})"))
 
 
 def _rating(tool: Tool) -> Cell:

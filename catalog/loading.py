@@ -52,13 +52,23 @@ from core.loading import (
     to_date,
     to_decimal,
     to_integer,
-    to_mapping,
     to_text,
 )
 
 CATALOG_SUBDIR = "catalog"
 
 SOURCE = Ref(Source, "key")
+
+
+def _to_checks(value: Any) -> dict:
+    """Check name → an outcome, or a mapping of its details, kept as JSON for ToolApiSurface.clean to judge."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a mapping, got {value!r}")
+    return {str(name): {str(key): item for key, item in entry.items()} if isinstance(entry, dict) else to_text(entry)
+            for name, entry in value.items()}
+
 
 SPECS: dict[str, Spec] = {
     "sources": Spec(
@@ -257,7 +267,7 @@ TOOL_CHILD_SPECS: dict[str, Spec] = {
         ToolApiSurface,
         key=("api_surface",),
         required=("api_surface", "source"),
-        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": to_text, "checks": to_mapping, "source": SOURCE},
+        fields={"api_surface": Ref(ApiSurface, "slug"), "gaps": to_text, "checks": _to_checks, "source": SOURCE},
     ),
     "features": Spec(
         ToolFeature,

@@ -6,7 +6,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from core.models import TimeStampedModel
-from scoring.vocabulary import DOCUMENTED_OUTCOMES, REPORTED_METRICS
+from scoring.ranking import DocumentedCheck
+from scoring.vocabulary import COMPAT_CHECKS, DOCUMENTED_OUTCOMES, REPORTED_METRICS
 
 
 class Source(TimeStampedModel):
@@ -266,21 +267,44 @@ class ToolApiSurface(TimeStampedModel):
     gaps = models.TextField(blank=True, help_text="Documented deviations from the API it claims to speak.")
     checks = models.JSONField(
         default=dict, blank=True,
-        help_text="Compat check name → documented outcome (supported, partial, ignored, unsupported, rejected), "
-        "as stated by this row's source.",
+        help_text="Compat check name → documented outcome (supported, partial, ignored, unsupported, rejected) as "
+        "stated by this row's source, or a mapping: outcome, and optionally source (a source key), model (a model "
+        "slug the statement is limited to), not_with (check names it cannot be combined with) and note.",
     )
     source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    def documented_checks(self) -> list[DocumentedCheck]:
+        """Every documented check of the row, each with the key of the source that states it. Call it on a row
+        fetched with its source and API surface."""
+        default_source = self.source.key if self.source_id else ""
+        return [DocumentedCheck.parse(name, value, source_key=default_source, surface=self.api_surface.name)
+                for name, value in (self.checks or {}).items()]
 
     def clean(self) -> None:
         super().clean()
         if not isinstance(self.checks, dict):
             raise ValidationError({"checks": "Expected a mapping of check name to outcome."})
+        try:
+            entries = [DocumentedCheck.parse(name, value, source_key="") for name, value in self.checks.items()]
+        except ValueError as error:
+            raise ValidationError({"checks": str(error)}) from error
         outcomes = set(self.CheckOutcome.values)
-        bad = {name: outcome for name, outcome in self.checks.items() if outcome not in outcomes}
+        bad = {entry.check: entry.outcome for entry in entries if entry.outcome not in outcomes}
         if bad:
             raise ValidationError({"checks": f"Unknown outcome(s) {bad}; use one of: {', '.join(sorted(outcomes))}."})
-        if self.checks and self.source_id is None:
+        unknown = sorted({name for entry in entries for name in (entry.check, *entry.not_with)} - set(COMPAT_CHECKS))
+        if unknown:
+            raise ValidationError({"checks": f"Unknown check name(s) {unknown}."})
+        if any(not entry.source_key for entry in entries) and self.source_id is None:
             raise ValidationError({"checks": "Documented check outcomes need the source that states them."})
+        missing = {entry.source_key for entry in entries if entry.source_key} - set(
+            Source.objects.filter(key__in={entry.source_key for entry in entries}).values_list("key", flat=True))
+        if missing:
+            raise ValidationError({"checks": f"Unknown source key(s) {sorted(missing)}."})
+        models_named = {entry.model for entry in entries if entry.model}
+        missing = models_named - set(LanguageModel.objects.filter(slug__in=models_named).values_list("slug", flat=True))
+        if missing:
+            raise ValidationError({"checks": f"Unknown model slug(s) {sorted(missing)}."})
 
     class Meta:
         ordering = ["api_surface__name"]
@@ -530,6 +554,12 @@ class ReportedFigure(TimeStampedModel):
     @property
     def unit(self) -> str:
         return self.UNITS[self.metric]
+
+    @property
+    def is_self_reported(self) -> bool:
+        """The tool's own headline figure (Groq's "~500 tok/s"), not a benchmark of it: the publisher is the tool.
+        Read it on a figure fetched with its tool."""
+        return self.publisher == self.tool.name
 
     def clean(self) -> None:
         super().clean()

@@ -62,7 +62,7 @@ def _search_documents() -> tuple[search.Document, ...]:
         Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware")),
         Prefetch("quant_format_support", queryset=ToolQuantFormat.objects.select_related("quant_format")),
         Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature")),
-        Prefetch("api_surface_support", queryset=ToolApiSurface.objects.select_related("api_surface")),
+        Prefetch("api_surface_support", queryset=ToolApiSurface.objects.select_related("api_surface", "source")),
     )
     documents = []
     for tool in tools:
@@ -70,8 +70,8 @@ def _search_documents() -> tuple[search.Document, ...]:
         formats = list(tool.quant_format_support.all())
         features = list(tool.feature_support.all())
         surfaces = list(tool.api_surface_support.all())
-        checks = [check for surface in surfaces for check, outcome in (surface.checks or {}).items()
-                  if outcome in SEARCHED_CHECK_OUTCOMES]
+        checks = [entry.check for surface in surfaces for entry in surface.documented_checks()
+                  if entry.outcome in SEARCHED_CHECK_OUTCOMES]
         documents.append(search.Document.build(
             tool.pk,
             name=[tool.name, tool.slug, tool.family],
@@ -453,7 +453,8 @@ def reported_figures_for_scoring() -> list[dict[str, Any]]:
     """Every third-party figure as plain data (no ORM objects), newest observation first per tool and metric.
 
     Keys: tool, model, hardware (slugs; model and hardware may be None), device_count, metric, value
-    (float), unit, is_approximate, concurrency, workload, publisher, url, observed_on, verified_on (dates).
+    (float), unit, is_approximate, concurrency, workload, publisher, self_reported (the tool's own headline
+    figure), url, observed_on, verified_on (dates).
     These are reported, never measured here: a caller ranks them after this site's own measurements.
     """
     figures = ReportedFigure.objects.select_related("tool", "model", "hardware").order_by(
@@ -472,6 +473,7 @@ def reported_figures_for_scoring() -> list[dict[str, Any]]:
             "concurrency": figure.concurrency,
             "workload": figure.workload,
             "publisher": figure.publisher,
+            "self_reported": figure.is_self_reported,
             "url": figure.url,
             "observed_on": figure.observed_on,
             "verified_on": figure.verified_on,

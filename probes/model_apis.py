@@ -71,7 +71,8 @@ def offering_row_value(row: OfferingRow) -> dict[str, Any]:
         "price_source": price.source.url or price.source.title if price else None,
         "price_verified_on": price.verified_on.isoformat() if price and price.verified_on else None,
         "output_speed_tps": _figure_value(row.output_speed),
-        "first_token_ms": _figure_value(row.first_token),
+        "first_token_ms": _figure_value(row.ttft),
+        "first_answer_token_ms": _figure_value(row.ttfat),
         "documented_problems": [f"{name}: {outcome}" for name, outcome in row.documented_problems],
         "documented_checks": len(row.documented_checks),
         "measured_compat": dict(row.measured_compat),
@@ -138,6 +139,7 @@ class ModelOfferingOutputSerializer(serializers.Serializer):
     price_verified_on = serializers.CharField(allow_null=True)
     output_speed_tps = _figure_serializer("ModelOutputSpeed")
     first_token_ms = _figure_serializer("ModelFirstToken")
+    first_answer_token_ms = _figure_serializer("ModelFirstAnswerToken")
     documented_problems = serializers.ListField(child=serializers.CharField())
     documented_checks = serializers.IntegerField(help_text="OpenAI chat parameters the tool's documentation covers.")
     measured_compat = serializers.DictField(child=serializers.IntegerField())

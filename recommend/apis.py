@@ -146,6 +146,10 @@ class RecommendationSerializer(serializers.Serializer):
     provider_evidence_note = serializers.CharField(
         allow_null=True, help_text="The same in one sentence, naming the publisher and dates of reported figures.",
     )
+    latency_metric = serializers.CharField(
+        allow_null=True, help_text="The one latency the providers were ranked on (time to first token, or to the "
+        "first answer token where the publisher reports that), the same for every provider.",
+    )
     switch_when = SwitchOptionSerializer(
         many=True, help_text="Other picks and the single changed answer that would make each the first.",
     )

@@ -59,7 +59,8 @@ def provider_evidence_note(recommendation: Recommendation) -> str | None:
         publisher = externals[0].title
         dates = sorted({external.observed_on for external in externals})
         observed = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
-        return (f"Hosted providers ranked on figures reported by {publisher} (observed {observed}); "
+        latency = f", latency as {recommendation.latency_metric}" if recommendation.latency_metric else ""
+        return (f"Hosted providers ranked on figures reported by {publisher} (observed {observed}){latency}; "
                 "not measured by this site.")
     if tier == EVIDENCE_DOCUMENTED:
         return ("Hosted providers ranked on documented facts only: no measurement by this site and no "
@@ -90,6 +91,7 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
         "reference_model": recommendation.reference_model,
         "provider_evidence": recommendation.provider_evidence,
         "provider_evidence_note": provider_evidence_note(recommendation),
+        "latency_metric": recommendation.latency_metric,
         "switch_when": [asdict(option) for option in recommendation.switch_when],
     }
 

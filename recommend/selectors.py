@@ -41,7 +41,7 @@ from scoring.ranking import (
     SpeedInfo,
     ToolInfo,
 )
-from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFT, model_slug
+from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFAT, TTFT, model_slug
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
 
@@ -116,6 +116,7 @@ def _catalog_data() -> CatalogData:
             output_speed_tps=_median_72h(summary.metrics, OUTPUT_SPEED.key),
             ttft_ms=_median_72h(summary.metrics, TTFT.key),
             hardware=summary.target.hardware,
+            ttfat_ms=_median_72h(summary.metrics, TTFAT.key),
         )
         for summary in MeasurementSummary.objects.select_related("target__tool").order_by("id")
     )
@@ -129,9 +130,9 @@ def _catalog_data() -> CatalogData:
     return CatalogData(tools=tools, prices=prices, speeds=speeds, compat=compat, reported=_reported_speeds())
 
 
-# Reported figures scoring can weigh: output speed and time to first token (not the time to the first answer
-# token, which a reasoning model's thinking phase stretches), per publisher's page and date.
-SCORED_METRICS = (OUTPUT_SPEED, TTFT)
+# Reported figures scoring can weigh, per publisher's page and date: output speed, and the latencies (scoring
+# weighs one of them for every provider, never a mix).
+SCORED_METRICS = (OUTPUT_SPEED, TTFT, TTFAT)
 
 
 def _reported_speeds() -> tuple[ReportedSpeed, ...]:
@@ -142,12 +143,13 @@ def _reported_speeds() -> tuple[ReportedSpeed, ...]:
         if metric not in SCORED_METRICS or figure["model"] is None or figure["concurrency"] is not None:
             continue
         key = (figure["tool"], figure["model"], figure["publisher"], figure["url"], figure["observed_on"])
-        entry = merged.setdefault(key, {"workload": figure["workload"]})
+        entry = merged.setdefault(key, {"workload": figure["workload"], "self_reported": figure["self_reported"]})
         entry.setdefault(metric.key, metric.converted(figure["value"], unit=figure["unit"]))
     return tuple(
         ReportedSpeed(
             tool=tool, model=model_slug(model), publisher=publisher, url=url, observed_on=observed_on.isoformat(),
-            output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"), workload=entry["workload"],
+            output_speed_tps=entry.get("output_speed_tps"), ttft_ms=entry.get("ttft_ms"),
+            ttfat_ms=entry.get("ttfat_ms"), workload=entry["workload"], self_reported=entry["self_reported"],
         )
         for (tool, model, publisher, url, observed_on), entry in merged.items()
     )
@@ -158,9 +160,9 @@ def _documented_checks(tool: Tool) -> dict[str, DocumentedCheck]:
     checks: dict[str, DocumentedCheck] = {}
     surfaces = sorted(tool.api_surface_support.all(), key=lambda link: link.api_surface.slug != "openai-chat")
     for link in surfaces:
-        for check, outcome in (link.checks or {}).items():
-            if check not in checks and link.source:
-                checks[check] = DocumentedCheck(check, outcome, link.source.key, link.api_surface.name)
+        for entry in link.documented_checks():
+            if entry.check not in checks and entry.source_key:
+                checks[entry.check] = entry
     return checks
 
 

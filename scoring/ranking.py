@@ -12,6 +12,7 @@ kind; engines are listed before providers unless the user has no hardware of the
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from scoring.money import format_usd
@@ -35,6 +36,9 @@ from scoring.rules import (
 from scoring.vocabulary import (
     DOCUMENTED_FAILURES,
     MEASURED_FAILURES,
+    OUTPUT_SPEED,
+    TTFAT,
+    TTFT,
     blended_price,
     model_slug,
     workload_input_tokens,
@@ -79,12 +83,49 @@ class CaveatInfo:
 
 @dataclass(frozen=True)
 class DocumentedCheck:
-    """What a tool's own documentation says about one request parameter (a compat check name)."""
+    """What a source says about one request parameter (a compat check name) of a tool: its outcome, the model it
+    is limited to (empty: every model), the checks it cannot be combined with in one request, and a note."""
 
     check: str
     outcome: str
     source_key: str
     surface: str = ""
+    model: str = ""
+    not_with: tuple[str, ...] = ()
+    note: str = ""
+
+    @classmethod
+    def parse(cls, check: str, value: object, *, source_key: str, surface: str = "") -> DocumentedCheck:
+        """One entry of a catalog row's ``checks`` mapping: an outcome stated by the row's own source, or a mapping
+        with ``outcome`` and any of ``source`` (a source key), ``model`` (a model slug), ``not_with`` (check
+        names) and ``note``. ValueError names what is wrong."""
+        if isinstance(value, str):
+            return cls(check, value, source_key, surface)
+        if not isinstance(value, dict) or not isinstance(value.get("outcome"), str):
+            raise ValueError(f"{check}: expected an outcome or a mapping with an outcome")
+        unknown = set(value) - {"outcome", "source", "model", "not_with", "note"}
+        if unknown:
+            raise ValueError(f"{check}: unknown keys {sorted(unknown)}")
+        not_with = value.get("not_with") or []
+        if not isinstance(not_with, list) or not all(isinstance(name, str) for name in not_with):
+            raise ValueError(f"{check}: not_with must be a list of check names")
+        return cls(check, value["outcome"], str(value.get("source") or source_key), surface,
+                   str(value.get("model") or ""), tuple(not_with), str(value.get("note") or ""))
+
+    def applies_to(self, model: str | None) -> bool:
+        return not self.model or self.model == model
+
+    def fails(self, needs: Iterable[str]) -> bool:
+        """Whether a user needing ``needs`` (this check among them) cannot rely on it."""
+        return self.outcome in DOCUMENTED_FAILURES or bool(set(self.not_with) & set(needs))
+
+    @property
+    def description(self) -> str:
+        """The gap in words: 'unsupported on gpt-oss-120b; not together with tools, json_schema (note)'."""
+        text = self.outcome + (f" on {self.model}" if self.model else "")
+        if self.not_with:
+            text += f"; not together with {', '.join(self.not_with)}"
+        return text + (f" ({self.note})" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -126,6 +167,7 @@ class SpeedInfo:
     output_speed_tps: float | None
     ttft_ms: float | None
     hardware: str = ""
+    ttfat_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -139,8 +181,11 @@ class ReportedSpeed:
     observed_on: str
     output_speed_tps: float | None = None
     ttft_ms: float | None = None
+    ttfat_ms: float | None = None
     workload: str = ""
     concurrency: int | None = None
+    # The provider's own headline figure: never weighed against a benchmark's.
+    self_reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -222,6 +267,8 @@ class Recommendation:
     reference_model: str | None = None
     provider_evidence: str | None = None
     switch_when: list[SwitchOption] = field(default_factory=list)
+    # The one latency metric the providers were ranked on ("time to first answer token"), when any figure had one.
+    latency_metric: str | None = None
 
     @property
     def top(self) -> RankedTool | None:
@@ -283,7 +330,11 @@ def _switch_options(profile: Profile, catalog: CatalogData, top: RankedTool | No
 def _recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
     excluded: list[ExcludedTool] = []
     not_recommended: list[ExcludedTool] = []
-    failing = _failing_checks(profile, catalog)
+    # A gap a source limits to one model counts where the providers are compared on that model.
+    compared_model = _reference_model(catalog, [
+        tool.slug for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
+    ])
+    failing = _failing_checks(profile, catalog, compared_model)
 
     for slug, never in NEVER_RECOMMENDED.items():
         tool = catalog.tools.get(slug)
@@ -295,12 +346,12 @@ def _recommend(profile: Profile, catalog: CatalogData) -> Recommendation:
             ))
 
     engines = _rank_engines(profile, catalog, failing, excluded)
-    providers, reference_model, evidence = _rank_providers(profile, catalog, failing, excluded)
+    providers, reference_model, evidence, latency_metric = _rank_providers(profile, catalog, failing, excluded)
     _assign_ranks(engines)
     _assign_ranks(providers)
     results = providers + engines if profile.hardware == "none" else engines + providers
     return Recommendation(profile, results, excluded, not_recommended, profile_warnings(profile), reference_model,
-                          evidence)
+                          evidence, latency_metric=latency_metric)
 
 
 def _assign_ranks(ranked: list[RankedTool]) -> None:
@@ -314,8 +365,9 @@ def _assign_ranks(ranked: list[RankedTool]) -> None:
             item.rank = position + 1
 
 
-def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Reason]]:
-    """Required checks each tool fails: a probe's measurement first, else the tool's own documentation."""
+def _failing_checks(profile: Profile, catalog: CatalogData, model: str | None) -> dict[str, list[Reason]]:
+    """Required checks each tool fails: a probe's measurement first, else what a source documents (for every
+    model, or for `model`, the one providers are compared on)."""
     failing: dict[str, list[Reason]] = {}
     measured = {(status.tool, status.check) for status in catalog.compat}
     for status in catalog.compat:
@@ -330,14 +382,23 @@ def _failing_checks(profile: Profile, catalog: CatalogData) -> dict[str, list[Re
     for tool in catalog.tools.values():
         for check in profile.needs:
             documented = tool.documented_checks.get(check)
-            if documented and documented.outcome in DOCUMENTED_FAILURES and (tool.slug, check) not in measured:
+            if (documented and documented.applies_to(model) and documented.fails(profile.needs)
+                    and (tool.slug, check) not in measured):
                 failing.setdefault(tool.slug, []).append(Reason(
-                    f"Documented: its {documented.surface or 'API'} documentation says {check} is "
-                    f"{documented.outcome}; you need it to work.",
-                    f"documented-gap:{check}",
-                    documented.source_key,
+                    _documented_gap_text(documented, profile.needs), f"documented-gap:{check}", documented.source_key,
                 ))
     return failing
+
+
+def _documented_gap_text(documented: DocumentedCheck, needs: Iterable[str]) -> str:
+    where = f" on {documented.model}" if documented.model else ""
+    note = f" ({documented.note})" if documented.note else ""
+    if documented.outcome in DOCUMENTED_FAILURES:
+        return (f"Documented: {documented.surface or 'API'} — {documented.check} is {documented.outcome}{where}"
+                f"{note}; you need it to work.")
+    together = [name for name in documented.not_with if name in set(needs)]
+    return (f"Documented: {documented.surface or 'API'} — {documented.check} cannot be combined with "
+            f"{', '.join(together)}{where}{note}; you need them together.")
 
 
 def _hardware_match(profile: Profile, tool: ToolInfo) -> tuple[str, str] | None:
@@ -605,18 +666,35 @@ class _SpeedEvidence:
     """One provider's speed on the answer's evidence tier, with the reasons that state it."""
 
     output_speed_tps: float | None
-    ttft_ms: float | None
+    latency_ms: float | None
     reasons: tuple[Reason, ...]
+    latency_label: str = "time to first token"
+
+
+# The latencies a publisher may report, in the order one is preferred: a publisher reports the time to the first
+# answer token for reasoning models, whose first token starts the thinking, not the answer the user waits for.
+LATENCY_FIGURES: tuple[tuple[str, str], ...] = (
+    (TTFAT.key, TTFAT.label.lower()), (TTFT.key, TTFT.label.lower()),
+)
 
 
 def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
                        model: str | None) -> dict[str, _SpeedEvidence]:
     speeds_by_tool = _speeds_by_tool(catalog)
+    best = {slug: speed for slug in slugs
+            if (speed := _best_speed(profile, speeds_by_tool.get(slug, []), model)) is not None
+            and (speed.output_speed_tps or speed.ttft_ms or speed.ttfat_ms)}
+    # One latency for every provider: the time to the first answer token when every measured provider has it
+    # (a reasoning model's first token starts its thinking), otherwise the time to the first token.
+    with_latency = [speed for speed in best.values() if speed.ttft_ms or speed.ttfat_ms]
+    latency_key, label = next(
+        ((key, label) for key, label in LATENCY_FIGURES
+         if with_latency and all(getattr(speed, key) for speed in with_latency)),
+        LATENCY_FIGURES[-1],
+    )
     evidence: dict[str, _SpeedEvidence] = {}
-    for slug in slugs:
-        speed = _best_speed(profile, speeds_by_tool.get(slug, []), model)
-        if speed is None or not (speed.output_speed_tps or speed.ttft_ms):
-            continue
+    for slug, speed in best.items():
+        latency = getattr(speed, latency_key)
         reasons = []
         if speed.output_speed_tps:
             reasons.append(Reason(
@@ -624,41 +702,60 @@ def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
                 f"({speed.samples_72h} requests to {speed.target}, workload {speed.workload}, "
                 f"concurrency {speed.concurrency}).", "measurement:output_speed_tps", MEASURED,
             ))
-        if speed.ttft_ms:
+        if latency:
             reasons.append(Reason(
-                f"Measured time to first token, 72-hour median: {speed.ttft_ms:.0f} ms.", "measurement:ttft_ms",
-                MEASURED,
+                f"Measured {label}, 72-hour median: {latency:.0f} ms.", f"measurement:{latency_key}", MEASURED,
             ))
-        evidence[slug] = _SpeedEvidence(speed.output_speed_tps, speed.ttft_ms, tuple(reasons))
+        evidence[slug] = _SpeedEvidence(speed.output_speed_tps, latency, tuple(reasons), label)
     return evidence
 
 
-def _reported_evidence(catalog: CatalogData, slugs: list[str], model: str | None) -> dict[str, _SpeedEvidence]:
-    """Figures of one publisher only, the one covering most of the providers, so they compare like for like."""
+def _reported_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
+                       model: str | None) -> dict[str, _SpeedEvidence]:
+    """Figures of one publisher only, and one latency metric of it, so they compare like for like: for a latency
+    goal the publisher and latency metric covering most providers (time to first answer token on a tie), otherwise
+    the publisher covering most providers with any figure. A provider's own headline figures are left out."""
     figures = [figure for figure in catalog.reported if figure.tool in slugs and model_slug(figure.model) == model
-               and (figure.output_speed_tps or figure.ttft_ms)]
+               and not figure.self_reported and (figure.output_speed_tps or figure.ttft_ms or figure.ttfat_ms)]
     if not figures:
         return {}
-    coverage: dict[str, set[str]] = {}
+    latency_keys = [key for key, _ in LATENCY_FIGURES]
+    coverage: dict[tuple[str, str], set[str]] = {}
     latest: dict[str, str] = {}
     for figure in figures:
-        coverage.setdefault(figure.publisher, set()).add(figure.tool)
         latest[figure.publisher] = max(latest.get(figure.publisher, ""), figure.observed_on)
-    publisher = max(coverage, key=lambda name: (len(coverage[name]), latest[name]))
+        for key in (OUTPUT_SPEED.key, *latency_keys):
+            if getattr(figure, key):
+                coverage.setdefault((figure.publisher, key), set()).add(figure.tool)
+    latency_options = [option for option in coverage if option[1] in latency_keys]
+    if profile.optimize_for == "latency" and latency_options:
+        publisher, latency_key = max(latency_options, key=lambda option: (
+            len(coverage[option]), option[1] == latency_keys[0], latest[option[0]], option[0]))
+    else:
+        def tools_of(name: str) -> set[str]:
+            return set().union(*(tools for (other, _), tools in coverage.items() if other == name))
+
+        publisher = max(latest, key=lambda name: (len(tools_of(name)), latest[name], name))
+        latency_key = max(latency_keys, key=lambda key: (len(coverage.get((publisher, key), ())),
+                                                         key == latency_keys[0]))
+    label = dict(LATENCY_FIGURES)[latency_key]
     evidence: dict[str, _SpeedEvidence] = {}
     for figure in sorted((f for f in figures if f.publisher == publisher), key=lambda f: f.observed_on):
+        latency = getattr(figure, latency_key)
+        if not (figure.output_speed_tps or latency):
+            continue
         parts = []
         if figure.output_speed_tps:
             parts.append(f"output speed {figure.output_speed_tps:g} tokens/s")
-        if figure.ttft_ms:
-            parts.append(f"time to first token {figure.ttft_ms:g} ms")
+        if latency:
+            parts.append(f"{label} {latency:g} ms")
         workload = f", workload {figure.workload.rstrip('.')}" if figure.workload else ""
         concurrency = f", concurrency {figure.concurrency}" if figure.concurrency else ""
-        evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, figure.ttft_ms, (Reason(
+        evidence[figure.tool] = _SpeedEvidence(figure.output_speed_tps, latency, (Reason(
             f"Reported by {figure.publisher} on {figure.observed_on} for {model}: {', '.join(parts)}"
             f"{workload}{concurrency}. Not measured by this site.",
             "reported:speed", None, ExternalSource(figure.publisher, figure.url, figure.observed_on),
-        ),))
+        ),), label)
     return evidence
 
 
@@ -677,7 +774,7 @@ def _documented_evidence(profile: Profile, slugs: list[str]) -> dict[str, _Speed
 
 def _rank_providers(
     profile: Profile, catalog: CatalogData, failing: dict[str, list[Reason]], excluded: list[ExcludedTool]
-) -> tuple[list[RankedTool], str | None, str | None]:
+) -> tuple[list[RankedTool], str | None, str | None, str | None]:
     providers = [
         tool for tool in catalog.tools.values() if tool.kind == PROVIDER and tool.slug not in NEVER_RECOMMENDED
     ]
@@ -686,7 +783,7 @@ def _rank_providers(
             excluded.append(ExcludedTool(tool.slug, tool.name, tool.kind, [Reason(
                 "You answered that the model may not run on a hosted API.", "constraint:on-premises", None,
             )]))
-        return [], None, None
+        return [], None, None, None
     allowed = []
     for tool in providers:
         if tool.slug in failing:
@@ -694,13 +791,13 @@ def _rank_providers(
         else:
             allowed.append(tool)
     if not allowed:
-        return [], None, None
+        return [], None, None, None
     slugs = [tool.slug for tool in allowed]
     model = _reference_model(catalog, slugs)
     prices = {price.tool: price for price in catalog.prices if price.model == model}
     tier, evidence = EVIDENCE_DOCUMENTED, {}
     for name, gather in ((EVIDENCE_MEASURED, lambda: _measured_evidence(profile, catalog, slugs, model)),
-                         (EVIDENCE_REPORTED, lambda: _reported_evidence(catalog, slugs, model)),
+                         (EVIDENCE_REPORTED, lambda: _reported_evidence(profile, catalog, slugs, model)),
                          (EVIDENCE_DOCUMENTED, lambda: _documented_evidence(profile, slugs))):
         evidence = gather()
         if evidence:
@@ -709,7 +806,7 @@ def _rank_providers(
     measured_checks = {(status.tool, status.check) for status in catalog.compat}
 
     fastest = max((e.output_speed_tps for e in evidence.values() if e.output_speed_tps), default=None)
-    quickest = min((e.ttft_ms for e in evidence.values() if e.ttft_ms), default=None)
+    quickest = min((e.latency_ms for e in evidence.values() if e.latency_ms), default=None)
     cheapest = min((p.blended for p in prices.values() if p.blended > 0), default=None)
     w_speed, w_ttft, w_price = PROVIDER_WEIGHTS.get(profile.optimize_for, DEFAULT_PROVIDER_WEIGHTS)
     missing = {
@@ -729,8 +826,8 @@ def _rank_providers(
             reasons.extend(mine.reasons)
             if mine.output_speed_tps and fastest:
                 speed_part = mine.output_speed_tps / fastest
-            if mine.ttft_ms and quickest:
-                ttft_part = quickest / mine.ttft_ms
+            if mine.latency_ms and quickest:
+                ttft_part = quickest / mine.latency_ms
         else:
             # Only the measured tier speaks for this site's probes; a missing reported or documented figure does not.
             reasons.append(Reason(missing, "measurement:none", MEASURED if tier == EVIDENCE_MEASURED else None))
@@ -760,7 +857,9 @@ def _rank_providers(
     ranked.sort(key=lambda item: -item.score)
     for better, item in zip(ranked, ranked[1:]):
         item.lost_because = _provider_loss(better, item, evidence, prices, tier)
-    return ranked, model, tier
+    latency_metric = next((e.latency_label for e in evidence.values() if e.latency_ms), None) \
+        if tier != EVIDENCE_DOCUMENTED else None
+    return ranked, model, tier, latency_metric
 
 
 def _provider_loss(better: RankedTool, item: RankedTool, evidence: dict[str, _SpeedEvidence], prices: dict,
@@ -777,8 +876,8 @@ def _provider_loss(better: RankedTool, item: RankedTool, evidence: dict[str, _Sp
     elif label and mine and theirs and mine.output_speed_tps and theirs.output_speed_tps and \
             mine.output_speed_tps < theirs.output_speed_tps:
         parts.append(f"slower {label} output ({mine.output_speed_tps:.0f} vs {theirs.output_speed_tps:.0f} tokens/s)")
-    if label and mine and theirs and mine.ttft_ms and theirs.ttft_ms and mine.ttft_ms > theirs.ttft_ms:
-        parts.append(f"slower first token ({mine.ttft_ms:.0f} vs {theirs.ttft_ms:.0f} ms)")
+    if label and mine and theirs and mine.latency_ms and theirs.latency_ms and mine.latency_ms > theirs.latency_ms:
+        parts.append(f"slower {mine.latency_label} ({mine.latency_ms:.0f} vs {theirs.latency_ms:.0f} ms)")
     my_price, their_price = prices.get(item.tool), prices.get(better.tool)
     if my_price and their_price and my_price.blended > their_price.blended:
         parts.append(f"higher blended price (${my_price.blended:.3f} vs ${their_price.blended:.3f})")

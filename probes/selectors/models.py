@@ -3,8 +3,11 @@
 
 One row per tool serving (provider) or running (engine) the model, with the tool's price for that same model,
 the context it serves, its documented API gaps, the figures third parties reported and the figures this site
-measured. Measured figures come first wherever both exist; a reported figure always carries its publisher,
-link and dates. A fixed number of queries, whatever the number of models, tools, figures or summaries.
+measured. Each figure column holds one metric, from one publisher (this site's measurements count as one) where
+one covers every row that has a figure, so a column compares like with like; otherwise measured figures come
+first and each cell names its publisher. The other kind of figure stays beside the column's one. A provider's own
+headline figure is never put in a column or a chart. A reported figure always carries its publisher, link and
+dates. A fixed number of queries, whatever the number of models, tools, figures or summaries.
 """
 from __future__ import annotations
 
@@ -19,10 +22,12 @@ from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigu
 from catalog.selectors import REFERENCE_MODEL_SLUG
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from probes.selectors.cells import MetricFigures, WorkloadOption
+from scoring.ranking import DocumentedCheck
 from scoring.vocabulary import (
     DOCUMENTED_GAPS,
     METRIC_BY_KEY,
     METRIC_BY_REPORTED,
+    OUTPUT_SPEED,
     PAGE_METRICS,
     TTFAT,
     TTFT,
@@ -71,8 +76,11 @@ class OfferingRow:
     measured: dict[str, float]
     measured_workload: WorkloadOption | None
     measured_target: ProbeTarget | None
-    documented_checks: dict[str, str]
+    # The documented checks that hold for this row's model, by check name.
+    documented_checks: dict[str, DocumentedCheck]
     measured_compat: dict[str, int] = field(default_factory=dict)
+    # The figure each column shows (COLUMN_METRICS), chosen for the whole comparison by ModelComparison.
+    columns: dict[str, Figure | None] = field(default_factory=dict)
 
     @property
     def tool(self) -> Tool:
@@ -92,50 +100,63 @@ class OfferingRow:
             return None
         return blended_price(self.price.input_usd_per_mtok, self.price.output_usd_per_mtok)
 
-    def reported_value(self, key: str) -> Figure | None:
-        """The newest reported figure of the metric `key`, in the unit of the measured metric."""
+    def reported_figures(self, key: str) -> dict[str, Figure]:
+        """The newest independent figure of the metric `key` per publisher, in the unit of the measured metric.
+        A provider's own headline figure is left out: it is not a benchmark and never sits beside one."""
+        figures: dict[str, Figure] = {}
         for figure in self.reported:
             metric = METRIC_BY_REPORTED.get(figure.metric)
-            if metric is not None and metric.key == key:
+            if metric is not None and metric.key == key and not figure.is_self_reported:
                 value = metric.converted(float(figure.value), unit=figure.unit)
-                return Figure(key, value, REPORTED, reported=figure, workload=figure.workload)
-        return None
+                figures.setdefault(figure.publisher, Figure(key, value, REPORTED, reported=figure,
+                                                            workload=figure.workload))
+        return figures
 
-    def best(self, key: str) -> Figure | None:
-        """The measured 72-hour median when there is one, else the newest reported figure of the same metric."""
-        if self.measured.get(key) is not None:
-            return Figure(key, self.measured[key], MEASURED,
-                          workload=self.measured_workload.workload if self.measured_workload else "")
-        return self.reported_value(key)
+    def measured_figure(self, key: str) -> Figure | None:
+        if self.measured.get(key) is None:
+            return None
+        return Figure(key, self.measured[key], MEASURED,
+                      workload=self.measured_workload.workload if self.measured_workload else "")
 
     @property
     def output_speed(self) -> Figure | None:
-        return self.best("output_speed_tps")
+        return self.columns.get("output_speed_tps")
+
+    @property
+    def ttft(self) -> Figure | None:
+        return self.columns.get("ttft_ms")
+
+    @property
+    def ttfat(self) -> Figure | None:
+        return self.columns.get("ttfat_ms")
+
+    def also_reported(self, key: str) -> Figure | None:
+        """The other kind of figure shown under the column's one, so neither hides the other: a reported figure
+        under a measured one, this site's measurement under a publisher's."""
+        main = self.columns.get(key)
+        if main is None:
+            return None
+        if main.evidence == MEASURED:
+            return next(iter(self.reported_figures(key).values()), None)
+        return self.measured_figure(key)
 
     @property
     def output_speed_also_reported(self) -> Figure | None:
-        """The reported speed shown under a measured one, so neither hides the other."""
-        return self.reported_value("output_speed_tps") if "output_speed_tps" in self.measured else None
+        return self.also_reported("output_speed_tps")
 
     @property
-    def first_token(self) -> Figure | None:
-        """Time to first token, or to the first answer token where only that is known (the label says which)."""
-        return self.best("ttft_ms") or self.best("ttfat_ms")
+    def ttft_also_reported(self) -> Figure | None:
+        return self.also_reported("ttft_ms")
 
     @property
-    def first_token_also_reported(self) -> Figure | None:
-        main = self.first_token
-        if main is None or main.evidence != MEASURED:
-            return None
-        return self.reported_value("ttft_ms") or self.reported_value("ttfat_ms")
+    def ttfat_also_reported(self) -> Figure | None:
+        return self.also_reported("ttfat_ms")
 
     @property
     def documented_problems(self) -> list[tuple[str, str]]:
-        return sorted((name, outcome) for name, outcome in self.documented_checks.items() if outcome in DOCUMENTED_GAPS)
-
-    @property
-    def documented_supported(self) -> int:
-        return sum(1 for outcome in self.documented_checks.values() if outcome == "supported")
+        """(check, the gap in words) of every documented check short of working."""
+        return sorted((name, entry.description) for name, entry in self.documented_checks.items()
+                      if entry.outcome in DOCUMENTED_GAPS)
 
     @property
     def price_sort_key(self) -> tuple:
@@ -143,10 +164,61 @@ class OfferingRow:
         return (blended is None, blended or 0, self.tool.name.lower())
 
 
+# The figure columns of a model table, one metric each: time to first token and time to first answer token are
+# different questions (the second waits out a reasoning model's thinking), so they never share a column.
+COLUMN_METRICS = (OUTPUT_SPEED, TTFT, TTFAT)
+
+
+@dataclass(frozen=True)
+class ColumnEvidence:
+    """Where one column's figures come from: one publisher (this site's measurements count as one) when one
+    covers every row that has a figure, else the best one per row, and the column says so."""
+
+    metric: Metric
+    publisher: str | None
+    mixed: bool
+
+
+def _choose_columns(rows: list[OfferingRow]) -> dict[str, ColumnEvidence]:
+    """Fill each row's columns with figures from one publisher where one covers every row that has a figure of
+    the metric; otherwise measured first, then the publisher covering most rows (the newest on a tie)."""
+    evidence: dict[str, ColumnEvidence] = {}
+    for metric in COLUMN_METRICS:
+        options: dict[str, dict[int, Figure]] = defaultdict(dict)
+        for index, row in enumerate(rows):
+            if (measured := row.measured_figure(metric.key)) is not None:
+                options[MEASURED][index] = measured
+            for publisher, figure in row.reported_figures(metric.key).items():
+                options[publisher][index] = figure
+        covered = set().union(*(set(figures) for figures in options.values())) if options else set()
+
+        def rank(publisher: str) -> tuple:
+            figures = options[publisher].values()
+            newest = max((f.reported.observed_on for f in figures if f.reported is not None), default=None)
+            return (publisher == MEASURED, len(options[publisher]), newest.isoformat() if newest else "", publisher)
+
+        order = sorted(options, key=rank, reverse=True)
+        whole = next((publisher for publisher in order if set(options[publisher]) == covered), None)
+        for index, row in enumerate(rows):
+            chosen = [whole] if whole else order
+            row.columns[metric.key] = next(
+                (options[publisher][index] for publisher in chosen if index in options[publisher]), None)
+        evidence[metric.key] = ColumnEvidence(metric, whole, mixed=whole is None and len(options) > 1)
+    return evidence
+
+
 @dataclass
 class ModelComparison:
     model: LanguageModel
     rows: list[OfferingRow]
+    columns: dict[str, ColumnEvidence] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Providers and engines are compared within their own kind: each group picks its own publisher, and the
+        # column headings describe the providers' (the engines' on a model no provider serves).
+        engines = _choose_columns(self.engines)
+        providers = _choose_columns(self.providers)
+        self.columns = providers if self.providers else engines
 
     @property
     def providers(self) -> list[OfferingRow]:
@@ -168,10 +240,11 @@ class ModelComparison:
     @property
     def first_token_chart(self) -> tuple[Metric, list[tuple[OfferingRow, Figure]]] | None:
         """The bars of the first-token chart: one metric for every bar (time to first token, or to the first
-        answer token, whichever more tools have), so no bar compares one with the other."""
+        answer token, whichever more tools have) from the column's publisher, so no bar compares one with the
+        other."""
         candidates = []
         for metric in (TTFT, TTFAT):
-            bars = [(row, figure) for row in self.rows if (figure := row.best(metric.key)) is not None]
+            bars = [(row, figure) for row in self.rows if (figure := row.columns.get(metric.key)) is not None]
             candidates.append((len(bars), metric is TTFT, metric.key, bars))
         count, _, key, bars = max(candidates)
         if not count:
@@ -256,11 +329,11 @@ def model_comparisons(
     ).order_by("-observed_on", "position", "pk"):
         reported[(figure.tool_id, figure.model_id)].append(figure)
 
-    documented: dict[int, dict[str, str]] = {}
-    for support in ToolApiSurface.objects.filter(tool_id__in=tool_ids, api_surface__slug=OPENAI_CHAT_SURFACE).only(
-        "tool_id", "checks"
-    ):
-        documented[support.tool_id] = support.checks if isinstance(support.checks, dict) else {}
+    documented: dict[int, list[DocumentedCheck]] = {}
+    for support in ToolApiSurface.objects.filter(
+        tool_id__in=tool_ids, api_surface__slug=OPENAI_CHAT_SURFACE
+    ).select_related("api_surface", "source"):
+        documented[support.tool_id] = support.documented_checks()
 
     targets = list(ProbeTarget.objects.filter(tool_id__in=tool_ids).order_by("-enabled", "slug"))
     summaries = list(MeasurementSummary.objects.filter(target__in=targets).only(
@@ -315,7 +388,8 @@ def model_comparisons(
                     measured=measured,
                     measured_workload=option if measured else None,
                     measured_target=measured_target,
-                    documented_checks=documented.get(offering.tool_id, {}),
+                    documented_checks={entry.check: entry for entry in documented.get(offering.tool_id, [])
+                                       if entry.applies_to(model.slug)},
                     measured_compat=compat,
                 )
             )

@@ -46,7 +46,8 @@ def test_scatter_draws_one_point_per_provider_with_a_price_and_a_speed(live_serv
                                                                         path):
     problems = _errors(page)
     expected = _expected_points()
-    assert len(expected) >= 3
+    # Groq's own headline speed is not plotted beside a benchmark's, so Cerebras and Fireworks are the points.
+    assert len(expected) >= 2
 
     response = page.goto(f"{live_server.url}{path}", wait_until="load")
     assert "script-src 'self';" in response.headers["content-security-policy"]  # charts drawn under the policy

@@ -171,6 +171,22 @@ def break_check_outcome(document):
     tool_row(document, "groq")["api_surfaces"][0]["checks"]["logprobs"] = "maybe"
 
 
+def break_check_name(document):
+    tool_row(document, "groq")["api_surfaces"][0]["checks"]["telepathy"] = "rejected"
+
+
+def break_check_source(document):
+    tool_row(document, "cerebras")["api_surfaces"][0]["checks"]["n"]["source"] = "no-such-source"
+
+
+def break_check_model(document):
+    tool_row(document, "cerebras")["api_surfaces"][0]["checks"]["logprobs"]["model"] = "no-such-model"
+
+
+def break_check_combination(document):
+    tool_row(document, "cerebras")["api_surfaces"][0]["checks"]["logprobs"]["not_with"] = ["telepathy"]
+
+
 @pytest.mark.parametrize(
     ("change", "expected_row", "expected_field"),
     [
@@ -181,6 +197,11 @@ def break_check_outcome(document):
         (break_decimal, "tools[3] (slug=together-ai) > prices[1] (item=gpt-oss-120B)", "output_usd_per_mtok"),
         (drop_required_name, "tools[5] (slug=mlx)", "name"),
         (break_check_outcome, "tools[10] (slug=groq) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
+        (break_check_name, "tools[10] (slug=groq) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
+        (break_check_source, "tools[11] (slug=cerebras) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
+        (break_check_model, "tools[11] (slug=cerebras) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
+        (break_check_combination, "tools[11] (slug=cerebras) > api_surfaces[0] (api_surface=openai-chat)",
+         "checks"),
     ],
 )
 def test_bad_fixture_data_names_file_row_and_field_and_loads_nothing(tmp_path, change, expected_row, expected_field):

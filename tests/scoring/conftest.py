@@ -33,9 +33,10 @@ def catalog_from_fixtures() -> CatalogData:
                     for item in row.get("caveats") or []
                 ),
                 documented_checks={
-                    check: DocumentedCheck(check, outcome, surface["source"], surface["api_surface"])
+                    check: DocumentedCheck.parse(check, value, source_key=surface["source"],
+                                                 surface=surface["api_surface"])
                     for surface in row.get("api_surfaces") or [] if surface["api_surface"] == "openai-chat"
-                    for check, outcome in (surface.get("checks") or {}).items()
+                    for check, value in (surface.get("checks") or {}).items()
                 },
             )
             for price in row.get("prices") or []:
