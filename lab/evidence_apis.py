@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from core.apis import ListApi, list_envelope, list_response, query_params
 from lab import evidence
 from lab.models import SOURCE_TOOL_LABELS
+from scoring.vocabulary import LEVEL_METRICS
 
 TAG_EVIDENCE = "published benchmarks"
 
@@ -70,7 +71,7 @@ class SeriesSerializer(serializers.Serializer):
 
 
 def _figures(level) -> dict[str, Any]:
-    return {name: getattr(level, name) or {} for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")}
+    return {metric.key: getattr(level, metric.key) or {} for metric in LEVEL_METRICS}
 
 
 def _series_rows(filters: dict) -> list[dict]:

@@ -20,6 +20,7 @@ from lab.models import SOURCE_TOOL_LABELS, SweepLevel, SweepRun
 from lab.services.plan import workload_key
 from lab.services.record import level_fields
 from probe_client.sweep import ResultFileError, parse_result_file
+from scoring.vocabulary import LEVEL_METRICS
 
 FILENAME = "published_benchmarks.yaml"
 REQUIRED = ("key", "engine", "hardware", "hardware_count", "model", "weight_format", "workload", "measured_with",
@@ -31,7 +32,8 @@ POINT_FIELDS = ("console", "figures", "quote", "max_concurrency", "request_rate"
 # Figures a table may state, and the level column each goes to.
 NUMBERS = {"output_tps": "output_tps", "total_tps": "total_tps", "request_throughput": "request_rate",
            "output_tps_per_gpu": "output_tps_per_gpu"}
-LATENCIES = {"ttft_ms": "ttft_ms", "tpot_ms": "tpot_ms", "itl_ms": "itl_ms", "e2e_ms": "e2e_ms"}
+# Latency figures a table may state: the lab level's distributions, named by their metric keys.
+LATENCIES = tuple(metric.key for metric in LEVEL_METRICS)
 STATISTICS = {"mean": "mean", "median": "p50", "p99": "p99"}
 # Benchmarks that measure the most a server produces with every request queued at once, not serving latency.
 OFFLINE_TOOLS = ("trtllm-bench",)
@@ -103,11 +105,11 @@ def _figures_level(entry: _Entry, where: str, point: dict, workload: dict) -> di
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise entry.error(f"{where}.figures.{name}", f"expected a number of at least 0, got {value!r}")
             level[column] = float(value)
-    for name, column in LATENCIES.items():
+    for name in LATENCIES:
         stated = figures.get(name) or {}
         if not isinstance(stated, dict) or set(stated) - set(STATISTICS):
             raise entry.error(f"{where}.figures.{name}", f"expected some of {', '.join(STATISTICS)}")
-        level[column] = {STATISTICS[stat]: float(value) for stat, value in stated.items() if value is not None}
+        level[name] = {STATISTICS[stat]: float(value) for stat, value in stated.items() if value is not None}
     concurrency = _count(entry, f"{where}.max_concurrency", point.get("max_concurrency"))
     prompts = _count(entry, f"{where}.num_prompts", point.get("num_prompts", workload.get("num_prompts")))
     rate = point.get("request_rate")

@@ -218,7 +218,7 @@ def _grow(count: int) -> None:
         # The comparison read model: models, offerings, prices, reported figures, documented checks, probe
         # targets, summaries, compat outcomes.
         ("probes:model-list", (), 8),
-        ("probes:model-detail", ("grown-model",), 8),
+        ("probes:model-detail", ("grown-model",), 9),  # the published engine curves beside the table
         ("api:model-list", (), 8),
         ("api:model-detail", ("grown-model",), 8),
         # The same eight, then the measured dashboard's own five.

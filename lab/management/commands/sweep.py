@@ -38,6 +38,7 @@ from probe_client.config import config_from_flags
 from probe_client.sweep import PRESETS, LevelResult, WorkloadError, workload_from_jsonl
 from probes.models import ProbeTarget
 from probes.selectors.runs import probe_target_get
+from scoring.vocabulary import TPOT, TTFT
 
 EXIT_BAD_ARGUMENTS = 2
 EXIT_ENDPOINT_FAILED = 3
@@ -259,7 +260,7 @@ class Command(BaseCommand):
             plan["requests_per_level"] = options["requests_per_level"]
         if options["max_duration_s"] is not None:
             plan["max_duration_s"] = options["max_duration_s"]
-        slo = {name: options[f"slo_{name}"] for name in ("ttft_ms", "tpot_ms") if options[f"slo_{name}"] is not None}
+        slo = {name: options[f"slo_{name}"] for name in (TTFT.key, TPOT.key) if options[f"slo_{name}"] is not None}
         if len(slo) == 1:
             missing = "--slo-tpot-ms" if "ttft_ms" in slo else "--slo-ttft-ms"
             raise _bad(f"{missing}: an SLO needs both --slo-ttft-ms and --slo-tpot-ms.")
