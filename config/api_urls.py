@@ -50,5 +50,6 @@ urlpatterns = [
     path("probes/sweeps/<int:pk>/resume/", lab_apis.SweepRunResumeApi.as_view(), name="sweep-run-resume"),
     path("", include("recommend.api_urls")),
     # Anything else under /api/v1/ answers in the API's error shape, not with an HTML page.
-    re_path(r"^.*$", not_found, name="not-found"),
+    # [\s\S], not ".": a path with an encoded newline is an API path too and gets the API's JSON 404.
+    re_path(r"^[\s\S]*$", not_found, name="not-found"),
 ]
