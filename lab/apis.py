@@ -114,12 +114,20 @@ class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
         return f"{url}?format=jsonl"
 
 
+# Runs name a device (HardwareSpec), not a family (HardwareTarget such as x86-cpu): the message says where
+# the device slugs are, since /api/v1/hardware/ lists families first.
+HARDWARE_NOT_A_DEVICE = ('No hardware device with the slug "{value}": use a slug of /api/v1/hardware/specs/ '
+                         '(each family of /api/v1/hardware/ lists its devices under "specs").')
+
+
 class BenchmarkCardInputSerializer(serializers.Serializer):
     """What the operator states on a run's benchmark card: the hardware, its price and the engine flags."""
 
     hardware = SlugLookupField(
         slug_field="slug", queryset=HardwareSpec.objects.all(), required=False, allow_null=True,
-        error_messages={"does_not_exist": 'No hardware with the slug "{value}" in the catalog.'},
+        help_text="A device slug of /api/v1/hardware/specs/ (the devices each family of /api/v1/hardware/ lists "
+        "under specs), such as nvidia-h100-sxm.",
+        error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE},
     )
     hardware_count = serializers.IntegerField(required=False, default=1, min_value=1, max_value=4096)
     hourly_price_usd = serializers.DecimalField(
@@ -188,7 +196,7 @@ class SweepRunListApi(ListApi):
         )
         hardware = SlugLookupField(
             slug_field="slug", queryset=HardwareSpec.objects.all(), required=False,
-            error_messages={"does_not_exist": 'No hardware with the slug "{value}".'},
+            error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE},
         )
         kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, required=False)
         status = serializers.ChoiceField(choices=SweepRun.Status.choices, required=False)

@@ -105,7 +105,9 @@ def test_staff_start_a_sweep_with_a_preset_and_a_hardware_price(staff_client, dj
         ({"workload_jsonl": "not json"}, "workload_jsonl", "line 1: not valid JSON"),
         ({"workload_jsonl": "[" * 100_000 + "]" * 100_000}, "workload_jsonl", "line 1: JSON nested deeper than 64"),
         ({"preset": "chat", "workload": {"input": 1, "output": 1}}, "workload", "exactly one"),
-        ({"preset": "chat", "hardware": "no-such-card"}, "hardware", "No hardware"),
+        ({"preset": "chat", "hardware": "no-such-card"}, "hardware", "No hardware device"),
+        # A family slug of /api/v1/hardware/ is not a device: the message says where the device slugs are.
+        ({"preset": "chat", "hardware": "x86-cpu"}, "hardware", "/api/v1/hardware/specs/"),
         ({"preset": "chat", "hourly_price_usd": "-2"}, "hourly_price_usd", ""),
     ],
 )
