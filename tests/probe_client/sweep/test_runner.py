@@ -68,6 +68,12 @@ def test_closed_loop_curve_goodput_and_knee_follow_the_engine(engine):
         first = min(r["recv_ns"] for r in truth)
         last = max(r["timeline"]["last_token_ns"] for r in truth)
         assert level.output_tps == pytest.approx(16 * OUTPUT_TOKENS / ((last - first) / 1e9), rel=0.05)
+        # The level lasts from its first write to its last token received: the server's own window (first
+        # request read to last token written) give or take the loopback's and the schedulers' delays.
+        written = min(sample.sent_ns for sample in level.samples)
+        received = max(sample.last_token_ns for sample in level.samples)
+        assert level.duration_s == pytest.approx((received - written) / 1e9)
+        assert level.duration_s == pytest.approx((last - first) / 1e9, abs=0.01)
         assert level.cost_per_1m_output_usd == pytest.approx(1.8 / 3600 / level.output_tps * 1e6)
     by_level = {level.level: level for level in result.levels}
     for concurrency in (1, 2, 4):
