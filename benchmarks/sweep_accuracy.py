@@ -433,6 +433,8 @@ def main() -> None:
         tokenizer = peer_tools.write_word_tokenizer(work / "tokenizer") if len(tools) > 1 else None
         for rep in range(args.repetitions):
             runs["atlas"] += measure_lab(sim, port, levels, work)
+            print(f"repetition {rep + 1}: atlas done after {time.perf_counter() - started:.0f} s", file=sys.stderr,
+                  flush=True)
             for tool in tools[1:]:
                 try:
                     runs[tool] += measure_peer(sim, port, tool, levels, work, tokenizer, rep)
@@ -440,7 +442,8 @@ def main() -> None:
                     notes.append(f"- {tool} failed in repetition {rep + 1}: {(error.stderr or b'')[-300:]!r}")
                 except ValueError as error:
                     notes.append(f"- {tool}'s requests could not be cut into levels in repetition {rep + 1}: {error}")
-            print(f"repetition {rep + 1} done after {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+                print(f"repetition {rep + 1}: {tool} done after {time.perf_counter() - started:.0f} s",
+                      file=sys.stderr, flush=True)
             for pcap in work.glob("*.pcap"):
                 pcap.unlink()
     table = summarise(runs, tools, levels)
