@@ -199,7 +199,12 @@ def measure_peer(sim, port: int, tool: str, levels: list[int], work: Path, token
                 results[int(parsed["level"])] = parsed
         offset = (before + clock_offset_ns()) // 2
     records = {r["response_id"]: r for r in sim.chat_requests if r.get("response_id")}
-    split = split_levels(read_exchanges(path, port), [requests_for(level) for level in levels])
+    exchanges = read_exchanges(path, port)
+    try:
+        split = split_levels(exchanges, [requests_for(level) for level in levels])
+    except ValueError:
+        # A tool that stopped a level short says so in its own counts.
+        split = split_levels(exchanges, [int(results[level]["requests"]) for level in levels])
     for level, exchanges in zip(levels, split):
         parsed = results[level]
         rows.append({
