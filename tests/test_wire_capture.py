@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from wire_capture import read_exchanges  # noqa: E402
+from wire_capture import WireExchange, read_exchanges  # noqa: E402
 
 SERVER, CLIENT = 8000, 51000
 T0 = 1_800_000_000
@@ -85,3 +85,21 @@ def test_requests_and_token_events_are_stamped_by_the_packets_that_carried_them(
     assert first.token_events == 2 and first.tpot_ms == pytest.approx(51.5 - 21.4, abs=1e-6)
     assert (second.response_id, second.token_events) == ("second", 1)
     assert second.ttft_ms == pytest.approx(25.0, abs=1e-6)
+
+
+def test_a_tools_requests_are_cut_into_levels_only_where_one_level_had_ended():
+    from sweep_accuracy import split_levels
+
+    def exchange(sent_ms: int, last_ms: int) -> WireExchange:
+        return WireExchange(client_port=1, path="/v1/chat/completions", sent_ns=sent_ms * 10**6,
+                            first_token_ns=(sent_ms + 1) * 10**6, last_token_ns=last_ms * 10**6)
+
+    one_stream = [exchange(0, 10), exchange(11, 20)]
+    two_streams = [exchange(21, 40), exchange(22, 35), exchange(36, 50), exchange(41, 55)]
+    first, second = split_levels(two_streams[::-1] + one_stream, [2, 4])
+    assert first == one_stream and second == two_streams
+    # Cut after three requests, the fourth would start while the third was still answering.
+    with pytest.raises(ValueError, match="began before the level"):
+        split_levels(one_stream + two_streams, [3, 3])
+    with pytest.raises(ValueError, match="6 chat requests, 5 were asked for"):
+        split_levels(one_stream + two_streams, [2, 3])
