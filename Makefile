@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test install install-dev browser migrate catalog engine bench check-deploy clean
+.PHONY: run test install install-dev browser capture migrate catalog engine bench check-deploy clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ install-dev: $(VENV)/.installed-dev browser
 browser:
 	@command -v chromium >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium)
 
+# benchmarks/sweep_accuracy.py measures every tool against a packet capture of the loopback interface.
+capture:
+	@command -v tcpdump >/dev/null 2>&1 || ($(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tcpdump)
+
 migrate: install
 	$(PY) manage.py migrate --noinput
 
@@ -60,7 +64,7 @@ engine: catalog $(VENV)/.installed-dev
 BENCHMARKS := pages api probe_accuracy engine_probe probe_pages probe_summaries recommendations sweep_accuracy
 
 # Each script prints its figures and writes benchmarks/results/<name>.md; collect.py rebuilds RESULTS.md.
-bench: install-dev
+bench: install-dev capture
 	for script in $(BENCHMARKS); do $(PY) benchmarks/$$script.py || exit 1; done
 	$(PY) benchmarks/pages.py --sqlite
 	$(PY) benchmarks/pages.py --scale 10

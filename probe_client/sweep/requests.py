@@ -163,6 +163,7 @@ def sample_from(
         error_message=measured.error_message,
         request_id=measured.request_id,
         sent_ns=exchange.written_ns,
+        last_token_ns=measured.raw_stamps["last_token_ns"],
         gaps_ms=measured.gaps_ms,
         tokens_per_chunk=measured.tokens_per_chunk,
         content=analysis.content,
@@ -224,6 +225,8 @@ def _complete_sample(exchange: Exchange, *, index: int, shape: RequestShape, sec
     last_read = exchange.reads[-1][0] if exchange.reads else exchange.end_ns
     if exchange.written_ns is not None and last_read is not None:
         sample.e2e_ms = (last_read - exchange.written_ns) / 1e6
+    # Every token of a non-streamed answer arrives with its last byte.
+    sample.last_token_ns = last_read
     sample.output_tokens = token_count(usage.get("completion_tokens"))
     sample.output_tokens_source = "usage" if sample.output_tokens is not None else ""
     prompt = token_count(usage.get("prompt_tokens"))

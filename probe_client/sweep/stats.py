@@ -5,8 +5,11 @@ Definitions (docs/benchmark-lab.md):
 - TTFT, TPOT, E2E: per request, as the speed suite measures them (docs/probes-measurement.md); p50/p95/p99 over
   the level's successful requests. ITL: every gap between consecutive token-bearing chunks of every request,
   pooled (vLLM's convention), with ``itl_per_token`` dividing each gap by the tokens of the later chunk.
-- level duration: first dispatch to last completion; output tok/s = output tokens of successful requests ÷
-  duration; total tok/s adds their input tokens; req/s = successful requests ÷ duration.
+- level duration: from the first request written to the last token received, both stamps of the requests
+  themselves (the write's and the kernel's receive stamp of the last token-bearing chunk, as TTFT uses), so the
+  client's own start-up and tear-down around the level are not counted (:func:`level_duration_s`); output
+  tok/s = output tokens of successful requests ÷ duration; total tok/s adds their input tokens; req/s =
+  successful requests ÷ duration.
 - goodput (DistServe's definition, as vLLM's ``--goodput``): requests that succeeded AND met every SLO, ÷
   duration; TPOT counts as met when a request produced one token. ``slo_attainment`` = that share of all sent.
 - a level meets the SLO when its attainment is at least ``SLO.attainment``; the knee is the first level that
@@ -90,6 +93,7 @@ class Sample:
     error_message: str = ""
     request_id: str = ""
     sent_ns: int | None = field(default=None, repr=False)
+    last_token_ns: int | None = field(default=None, repr=False)
     gaps_ms: list = field(default_factory=list, repr=False)
     tokens_per_chunk: list = field(default_factory=list, repr=False)
     content: str = field(default="", repr=False)
@@ -177,6 +181,16 @@ def cost_per_million(hourly_price_usd: float | None, output_tps: float | None) -
     if hourly_price_usd is None or not output_tps:
         return None
     return hourly_price_usd / 3600.0 / output_tps * 1_000_000
+
+
+def level_duration_s(samples: list[Sample]) -> float | None:
+    """First request written to last token received (see the module docstring); None when no request of the
+    level received a token."""
+    sent = [s.sent_ns for s in samples if s.sent_ns is not None]
+    ends = [s.last_token_ns for s in samples if s.last_token_ns is not None]
+    if not sent or not ends:
+        return None
+    return (max(ends) - min(sent)) / 1e9
 
 
 def summarise_level(

@@ -4,12 +4,14 @@ ENGINE: 4 slots (a fifth concurrent request waits for a free one), each decode s
 active stream, first token 20 ms after the slot is taken. Every expected figure below follows from that.
 """
 
+import asyncio
 import random
 import statistics
+import time
 
 import pytest
 
-from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, run_sweep
+from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, run_sweep, runner
 from tests.probe_client.conftest import config_for, run
 
 TTFT_MS = 20.0
@@ -68,6 +70,12 @@ def test_closed_loop_curve_goodput_and_knee_follow_the_engine(engine):
         first = min(r["recv_ns"] for r in truth)
         last = max(r["timeline"]["last_token_ns"] for r in truth)
         assert level.output_tps == pytest.approx(16 * OUTPUT_TOKENS / ((last - first) / 1e9), rel=0.05)
+        # The level lasts from its first write to its last token received: the server's own window (first
+        # request read to last token written) give or take the loopback's and the schedulers' delays.
+        written = min(sample.sent_ns for sample in level.samples)
+        received = max(sample.last_token_ns for sample in level.samples)
+        assert level.duration_s == pytest.approx((received - written) / 1e9)
+        assert level.duration_s == pytest.approx((last - first) / 1e9, abs=0.01)
         assert level.cost_per_1m_output_usd == pytest.approx(1.8 / 3600 / level.output_tps * 1e6)
     by_level = {level.level: level for level in result.levels}
     for concurrency in (1, 2, 4):
@@ -174,3 +182,35 @@ def test_cap_gives_doubling_levels_and_output_length_is_limited():
     plan = SweepPlan.from_dict({"levels": [1]})
     with pytest.raises(SweepLimitError, match="^output:"):
         plan.check_workload(Workload.from_dict({"input": 10, "output": 50000}), SweepLimits())
+
+
+def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
+    """The loop must get round to its sockets while a high level is starting (see _StartBudget)."""
+
+    async def begin(budget_s: float, requests: int, work_s: float) -> list[int]:
+        turns = 0
+
+        def tick() -> None:  # stands in for the loop's socket polling: once per turn
+            nonlocal turns
+            turns += 1
+            asyncio.get_running_loop().call_soon(tick)
+
+        tick()
+        starts = runner._StartBudget(budget_s)
+        began = []
+
+        async def request() -> None:
+            await starts.turn()
+            began.append(turns)
+            time.sleep(work_s)  # building and writing a request: the loop is blocked meanwhile
+
+        await asyncio.gather(*(request() for _ in range(requests)))
+        return began
+
+    began = asyncio.run(begin(0.0025, 12, 0.001))
+    assert len(began) == 12
+    # 1 ms of work each under a 2.5 ms budget: two or three per turn, never all twelve in one.
+    assert max(began.count(turn) for turn in set(began)) <= 3 and len(set(began)) >= 4
+    # A budget already spent still lets the first request of every turn begin: one per turn.
+    one_each = asyncio.run(begin(0.0, 5, 0.001))
+    assert len(one_each) == len(set(one_each)) == 5

@@ -3,6 +3,7 @@
 import pytest
 
 from probe_client.sweep import SLO, Sample, cost_per_million, find_knee, linear_fit, summarise_level
+from probe_client.sweep.stats import level_duration_s
 
 
 def sample(index, *, ttft, tpot, tokens=11, ok=True, gaps=(), chunks=()):
@@ -78,3 +79,14 @@ def test_bad_slos_name_the_field(data, field):
     with pytest.raises(ValueError) as error:
         SLO.from_dict(data)
     assert str(error.value).startswith(field + ":")
+
+
+def test_level_duration_runs_from_the_first_write_to_the_last_token():
+    samples = [
+        Sample(index=0, ok=True, sent_ns=1_000_000_000, last_token_ns=1_400_000_000),
+        Sample(index=1, ok=True, sent_ns=1_100_000_000, last_token_ns=2_250_000_000),
+        # A failed request still opened the level when it was written first; it received no token.
+        Sample(index=2, ok=False, sent_ns=900_000_000, error_class="http_5xx"),
+    ]
+    assert level_duration_s(samples) == pytest.approx(1.35)
+    assert level_duration_s([Sample(index=0, ok=False, sent_ns=5, error_class="http_5xx")]) is None
