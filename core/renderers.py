@@ -62,6 +62,16 @@ def csv_columns(declared: list[str], flat_rows: list[dict[str, Any]]) -> list[st
     return columns or ["empty"]
 
 
+def _error_as_json(data: Any, response: Any, renderer_context: dict) -> bytes:
+    """An error stays JSON whatever format was asked for, so a client can always read it."""
+    response["Content-Type"] = "application/json"
+    return JSONRenderer().render(data, "application/json", renderer_context)
+
+
+def _results(data: Any) -> list:
+    return data.get("results", []) if isinstance(data, dict) else data
+
+
 class CSVRenderer(BaseRenderer):
     """Renders `results` of a list response; errors stay JSON so a client can always read them."""
 
@@ -73,11 +83,10 @@ class CSVRenderer(BaseRenderer):
         renderer_context = renderer_context or {}
         response = renderer_context.get("response")
         if response is not None and response.status_code >= 400:
-            response["Content-Type"] = "application/json"
-            return JSONRenderer().render(data, "application/json", renderer_context)
+            return _error_as_json(data, response, renderer_context)
         if data is None:
             return b""
-        rows = data.get("results", []) if isinstance(data, dict) else data
+        rows = _results(data)
         flat_rows = [flatten_row(row) for row in rows]
         view = renderer_context.get("view")
         serializer_class = getattr(view, "csv_serializer_class", None)
@@ -105,11 +114,10 @@ class JSONLinesRenderer(BaseRenderer):
         renderer_context = renderer_context or {}
         response = renderer_context.get("response")
         if response is not None and response.status_code >= 400:
-            response["Content-Type"] = "application/json"
-            return JSONRenderer().render(data, "application/json", renderer_context)
+            return _error_as_json(data, response, renderer_context)
         if data is None:
             return b""
-        rows = data.get("results", []) if isinstance(data, dict) else data
+        rows = _results(data)
         view = renderer_context.get("view")
         if response is not None:
             response["Content-Disposition"] = f'inline; filename="{getattr(view, "csv_filename", "export")}.jsonl"'

@@ -17,6 +17,7 @@ from lab.models import SweepRun
 from lab.services.imports import sweep_import_file
 from tests.factories import HardwareSpecFactory, ProbeTargetFactory, ToolFactory
 from tests.simulator import start_simulator
+from tests.terminal import run_with_stderr_on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "probe_client" / "fixtures"
@@ -364,39 +365,9 @@ def test_a_missing_file_or_unknown_hardware_exits_2():
 
 
 def test_a_progress_bar_of_requests_is_drawn_only_on_a_terminal(simulator):
-    import fcntl
-    import pty
-    import struct
-    import termios
-    import threading
-
-    controller, terminal = pty.openpty()
-    # A fresh pty is 0 columns wide, and tqdm draws nothing into zero columns; give it a real size.
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    drawn = bytearray()
-
-    def drain() -> None:  # read while the command runs: a pty drops what is unread once it closes
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            drawn.extend(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "sweep", *_endpoint(simulator), "--levels", "1,2", *SMALL, "--json"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=terminal,
-    )
-    os.close(terminal)
-    stdout, _ = process.communicate(timeout=120)
-    reader.join(timeout=10)
-    os.close(controller)
-    assert process.returncode == 0
+    returncode, stdout, drawn = run_with_stderr_on_a_terminal(
+        "sweep", *_endpoint(simulator), "--levels", "1,2", *SMALL, "--json", columns=120)
+    assert returncode == 0
     assert len(json.loads(stdout)["levels"]) == 2  # stdout stays one JSON document
     assert b"level 1:" in drawn and b"/3 [" in drawn, bytes(drawn)
     assert b"level 2 streams: 3/3 requests ok" in drawn

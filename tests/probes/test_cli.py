@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from probes.models import MeasurementSummary, ProbeRun
 from tests.factories import ProbeTargetFactory
 from tests.simulator import start_simulator
+from tests.terminal import run_with_stderr_on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUEST_KEYS = {"ttft_ms", "ttfat_ms", "headers_ms", "e2e_ms", "output_tokens", "output_tokens_source",
@@ -128,39 +129,9 @@ def test_a_bad_suite_is_refused_by_the_parser():
 
 
 def test_a_progress_bar_is_drawn_only_on_a_terminal(simulator):
-    import fcntl
-    import pty
-    import struct
-    import termios
-    import threading
-
-    controller, terminal = pty.openpty()
-    # A fresh pty is 0 columns wide, and tqdm draws nothing into zero columns; give it a real size.
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    drawn = bytearray()
-
-    def drain() -> None:  # read while the command runs: a pty drops what is unread once it closes
-        while True:
-            try:
-                chunk = os.read(controller, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            drawn.extend(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "probe", "--base-url", simulator.base_url, "--model", simulator.model,
-         "--suite", "speed", "--requests", "3", "--max-tokens", "8", "--input-tokens", "100", "--json"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=terminal,
-    )
-    os.close(terminal)
-    stdout, _ = process.communicate(timeout=120)
-    reader.join(timeout=10)
-    os.close(controller)
-    assert process.returncode == 0
+    returncode, stdout, drawn = run_with_stderr_on_a_terminal(
+        "probe", "--base-url", simulator.base_url, "--model", simulator.model, "--suite", "speed", "--requests", "3",
+        "--max-tokens", "8", "--input-tokens", "100", "--json", columns=100)
+    assert returncode == 0
     assert len(json.loads(stdout)["speed"]["requests"]) == 3  # stdout stays one JSON document
     assert b"speed:" in drawn and b"/3 [" in drawn, bytes(drawn)
