@@ -235,8 +235,13 @@ class BreakEvenForm(forms.Form):
         help_text="What one GPU costs you per hour; compared beside the catalog's offers as your figure.",
     )
 
-    def __init__(self, *args, models=(), **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, data=None, *args, models=(), **kwargs):
+        if data is not None:
+            # A link that names only some fields shows the defaults it was answered with in the others.
+            data = data.copy()
+            for name, value in BREAK_EVEN_DEFAULTS.items():
+                data.setdefault(name, str(value))
+        super().__init__(data, *args, **kwargs)
         self.fields["model"].choices = [
             (model.slug, f"{model.name} ({model.providers} provider{'s' if model.providers != 1 else ''})")
             for model in models
