@@ -10,16 +10,20 @@ other; a read that raced the commit only stores its page under the old number, w
 
 Entries also expire after READ_CACHE_SECONDS (0 turns the cache off), and a hash of the code is part of
 every key, so a deploy never serves pages rendered by the release before it. A cache that stops answering
-costs speed only: the read is computed as if nothing were cached. After a bump a Celery task renders the
-canonical pages again (core.tasks.pages_warm_task), so readers rarely meet a cold page.
+costs speed only: the read is computed as if nothing were cached. Each process also keeps copies of the
+entries it read or wrote lately (ProcessCopies), so a repeated hit costs one query and no cache round trip.
+After a bump a Celery task renders the canonical pages again (core.tasks.pages_warm_task), so readers rarely
+meet a cold page.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import logging
+import pickle
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,6 +48,8 @@ NOT_SHOWN = ("probes.requestmeasurement", "probes.compatoutcome", "lab.sweeprequ
 
 PAGE_KEY = "page:{generation}:{digest}"
 CACHEABLE_STATUSES = (200, 400)
+# Entries a process keeps copies of (core.cache.ProcessCopies): the canonical pages and the answers read most.
+PROCESS_COPIES = 200
 # Seconds between a bump and the warming task, so that a burst of writes is warmed once.
 WARM_DELAY_SECONDS = 2
 
@@ -109,8 +115,11 @@ def data_generation() -> int:
         return _request.generation
     from core.models import DataGeneration
 
-    number = DataGeneration.objects.filter(pk=DataGeneration.ONLY).values_list("number", flat=True).first()
-    number = DataGeneration.objects.first_number() if number is None else number
+    # Every cache hit pays for this read, and the ORM's query building costs twice the round trip itself.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT number FROM {DataGeneration._meta.db_table} WHERE id = %s", [DataGeneration.ONLY])
+        row = cursor.fetchone()
+    number = DataGeneration.objects.first_number() if row is None else row[0]
     if getattr(_request, "active", False):
         _request.generation = number
     return number
@@ -170,6 +179,45 @@ def connect_generation_signals() -> None:
             signal.connect(_shown_write, sender=model, dispatch_uid=uid)
 
 
+class ProcessCopies:
+    """Copies of the entries of the current generation this process last read from or wrote to the shared
+    cache, kept pickled as the cache keeps them, so that a hit costs no round trip and every reader gets its own
+    objects. The key names the generation and the code, so a copy is never stale; it expires when the shared
+    entry does, and a new generation drops the old one's copies."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._generation: int | None = None
+        self._lock = threading.Lock()
+
+    def get(self, generation: int, key: str) -> tuple[int, Any] | None:
+        with self._lock:
+            built, pickled = self._entries.get(key, (0, b"")) if generation == self._generation else (0, b"")
+            if not pickled or time.time() - built >= read_cache_seconds():
+                return None
+            self._entries.move_to_end(key)
+        return pickle.loads(pickled)
+
+    def put(self, generation: int, key: str, entry: tuple[int, Any]) -> None:
+        pickled = pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            if generation != self._generation:
+                self._entries.clear()
+                self._generation = generation
+            self._entries[key] = (entry[0], pickled)
+            self._entries.move_to_end(key)
+            if len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+process_copies = ProcessCopies(size=PROCESS_COPIES)
+
+
 def _cache_key(generation: int, location: Sequence[str], vary: Sequence[str]) -> str:
     raw = "\0".join([code_version(), *location, *vary])
     return PAGE_KEY.format(generation=generation, digest=hashlib.sha256(raw.encode()).hexdigest())
@@ -197,6 +245,10 @@ def cached_read(
     if by_host:
         location += [request.scheme, request.get_host()]
     key = _cache_key(generation, location, vary)
+    found = process_copies.get(generation, key)
+    if found is not None:
+        built, result = found
+        return result, built
     try:
         found = cache.get(key)
     except Exception:  # noqa: BLE001 - any cache backend failure degrades to computing the read
@@ -204,6 +256,7 @@ def cached_read(
         return build(), int(time.time())
     cache_outage.ended()
     if found is not None:
+        process_copies.put(generation, key, found)
         built, result = found
         return result, built
     built = int(time.time())
@@ -213,6 +266,8 @@ def cached_read(
             cache.set(key, (built, result), timeout=read_cache_seconds())
         except Exception:  # noqa: BLE001
             cache_outage.started("page cache")
+        else:
+            process_copies.put(generation, key, (built, result))
     return result, built
 
 
@@ -278,6 +333,7 @@ _per_generation: list[PerGeneration] = []
 def page_cache_clear() -> None:
     """Empty the page cache and every per-generation value of this process."""
     cache.clear()
+    process_copies.clear()
     for kept in _per_generation:
         kept.clear()
 

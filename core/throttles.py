@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 import time
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from rest_framework.exceptions import APIException
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
@@ -62,9 +63,7 @@ class CountingThrottle(BaseThrottle):
         window, elapsed = divmod(now, duration)
         current, previous = f"{key}:{int(window)}", f"{key}:{int(window) - 1}"
         try:
-            cache.add(current, 0, timeout=2 * duration)
-            count = cache.incr(current)
-            earlier = cache.get(previous) or 0
+            count, earlier = self._count(current, previous, duration)
             overlap = 1 - elapsed / duration
             if earlier * overlap + count <= limit:
                 cache_outage.ended()
@@ -85,6 +84,23 @@ class CountingThrottle(BaseThrottle):
         else:
             self._wait = duration - elapsed
         return False
+
+    @staticmethod
+    def _count(current: str, previous: str, duration: int) -> tuple[int, int]:
+        """This window's count, this request included, and the previous window's count."""
+        backend = caches["default"]
+        if isinstance(backend, RedisCache):
+            # One round trip: through the cache API, add, incr (EXISTS then INCRBY) and get make four, and
+            # every API request pays them.
+            current_key = backend.make_and_validate_key(current)
+            pipeline = backend._cache.get_client(current_key, write=True).pipeline(transaction=False)
+            pipeline.set(current_key, 0, ex=2 * duration, nx=True)
+            pipeline.incr(current_key)
+            pipeline.get(backend.make_and_validate_key(previous))
+            _, count, earlier = pipeline.execute()
+            return count, int(earlier or 0)
+        cache.add(current, 0, timeout=2 * duration)
+        return cache.incr(current), cache.get(previous) or 0
 
     def wait(self) -> float | None:
         return math.ceil(self._wait)

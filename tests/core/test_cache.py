@@ -3,6 +3,7 @@ costs one query; every committed write a page shows moves the generation, whiche
 whichever connection; a rolled-back one never does; a cache outage costs speed only."""
 import datetime as dt
 import threading
+import time
 
 import pytest
 from django.core.management import call_command
@@ -53,6 +54,42 @@ def test_a_repeat_read_costs_one_query_whatever_the_size(client, path, rows):
         again = client.get(path)
     assert len(queries) == 1 and DataGeneration._meta.db_table in queries[0]["sql"]
     assert again.content == first.content
+
+
+def test_a_repeat_read_is_served_from_the_process_copy_without_the_shared_cache(client, monkeypatch):
+    from django.core.cache import cache
+
+    ToolFactory(slug="vllm", name="Kept copy")
+    first = [client.get(path) for path in ("/api/v1/tools/", "/tools/vllm/")]
+    shared_get = cache.get
+
+    def get(key, *args, **kwargs):
+        assert not key.startswith("page:"), "a repeat read asked the shared cache"
+        return shared_get(key, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "get", get)
+    again = [client.get(path) for path in ("/api/v1/tools/", "/tools/vllm/")]
+    assert [response.content for response in again] == [response.content for response in first]
+    assert again[1]["X-Page-Cache"] == "hit"
+
+
+def test_process_copies_are_per_generation_independent_and_expire(monkeypatch, settings):
+    from core.cache import ProcessCopies
+
+    copies = ProcessCopies(size=2)
+    built = int(time.time())
+    copies.put(7, "rows", (built, {"rows": [1]}))
+    copies.get(7, "rows")[1]["rows"].append(2)
+    assert copies.get(7, "rows") == (built, {"rows": [1]})  # every reader gets its own objects
+    assert copies.get(8, "rows") is None
+    copies.put(7, "a", (built, 1))
+    copies.put(7, "b", (built, 2))
+    assert copies.get(7, "rows") is None and copies.get(7, "b") == (built, 2)  # the least recent one went
+    copies.put(8, "c", (built, 3))
+    assert copies.get(7, "b") is None and copies.get(8, "b") is None  # a new generation drops the old copies
+    settings.READ_CACHE_SECONDS = 60
+    monkeypatch.setattr(time, "time", lambda: built + 60)
+    assert copies.get(8, "c") is None  # expired with the shared entry
 
 
 @pytest.mark.django_db(transaction=True)

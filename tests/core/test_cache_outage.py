@@ -1,6 +1,7 @@
 """A Redis that dies under a running site costs speed, not answers: pages, API reads and staff writes keep
-answering 200 while it is down (the outage logged once per process, not per request), and the page cache is used
-again once it is back. Real gunicorn, real redis-server on loopback, killed with SIGKILL."""
+answering 200 while it is down (from a process's own copy of an entry, or computed; the outage logged once per
+process, not per request), and the page cache is used again once it is back. Real gunicorn, real redis-server on
+loopback, killed with SIGKILL."""
 from __future__ import annotations
 
 import os
@@ -17,6 +18,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from redis import Redis
 from rest_framework.authtoken.models import Token
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -81,7 +83,6 @@ def test_killing_redis_under_the_site_costs_speed_not_answers(tmp_path):
             redis.wait()
             down = [client.get(path) for path in reads * 5]
             assert [response.status_code for response in down] == [200] * len(down)
-            assert all(response.headers.get("X-Page-Cache", "miss") == "miss" for response in down)
             edit = client.patch("/api/v1/tools/vllm/", json={"verdict": "Written while Redis was down."},
                                 headers={"Authorization": f"Token {token}"})
             assert edit.status_code == 200, edit.text
@@ -92,6 +93,7 @@ def test_killing_redis_under_the_site_costs_speed_not_answers(tmp_path):
                 back = client.get("/tools/vllm/")
             assert back.status_code == 200 and back.headers["X-Page-Cache"] == "hit"
             assert "Written while Redis was down." in back.text
+            assert Redis(host="127.0.0.1", port=redis_port).keys("*page:*"), "the pages read after the outage are in Redis again"
     finally:
         web.terminate()
         web.wait(timeout=30)
