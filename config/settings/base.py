@@ -115,7 +115,7 @@ else:
     # Files, not per-process memory: the web server, the worker (which warms pages) and beat share them.
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "BACKEND": "core.filecache.SparselyCulledFileCache",
             "LOCATION": str(VAR_DIR / "cache"),
             "OPTIONS": {"MAX_ENTRIES": 2000},
         }

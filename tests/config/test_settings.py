@@ -31,7 +31,7 @@ def test_nothing_set_means_sqlite_and_an_embedded_broker():
     loaded = json.loads(result.stdout)
     assert loaded["engine"] == "django.db.backends.sqlite3"
     assert loaded["db_name"].endswith("var/db.sqlite3")
-    assert loaded["cache"].endswith("FileBasedCache")  # shared by the web server, the worker and beat
+    assert loaded["cache"] == "core.filecache.SparselyCulledFileCache"  # files: shared by web, worker and beat
     assert loaded["broker"] == "filesystem://"
 
 
