@@ -99,8 +99,12 @@ class CountingThrottle(BaseThrottle):
             pipeline.get(backend.make_and_validate_key(previous))
             _, count, earlier = pipeline.execute()
             return count, int(earlier or 0)
-        cache.add(current, 0, timeout=2 * duration)
-        return cache.incr(current), cache.get(previous) or 0
+        try:
+            count = cache.incr(current)
+        except ValueError:  # the window's first request
+            cache.add(current, 0, timeout=2 * duration)
+            count = cache.incr(current)
+        return count, cache.get(previous) or 0
 
     def wait(self) -> float | None:
         return math.ceil(self._wait)

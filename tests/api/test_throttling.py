@@ -25,6 +25,12 @@ def test_anonymous_clients_get_429_with_retry_after(api_client, small_limits):
     assert "seconds" in error["message"]
 
 
+def test_the_file_cache_of_the_sqlite_default_counts_the_same_way(api_client, small_limits, settings, tmp_path):
+    settings.CACHES = {"default": {"BACKEND": "core.filecache.SparselyCulledFileCache", "LOCATION": str(tmp_path)}}
+    statuses = [api_client.get("/api/v1/tools/").status_code for _ in range(5)]
+    assert statuses == [200, 200, 200, 429, 429]
+
+
 def test_forged_x_forwarded_for_does_not_reset_the_limit(api_client, small_limits):
     statuses = [
         api_client.get("/api/v1/tools/", HTTP_X_FORWARDED_FOR=f"203.0.113.{attempt}").status_code
