@@ -65,7 +65,7 @@ def environment(server_url: str, redis_url: str, sqlite: bool) -> dict[str, str]
     if redis_url:
         env.update(REDIS_URL=redis_url, DJANGO_CACHE_PREFIX="bench-pages")
     else:
-        env.pop("REDIS_URL", None)  # each gunicorn worker then keeps its own in-memory cache
+        env.pop("REDIS_URL", None)  # the gunicorn workers then share the file cache under var/cache/
     return env
 
 
@@ -150,7 +150,7 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
             f"load_catalog`{info['scaled']}; gunicorn, 2 sync workers, on a free loopback port; `DEBUG=False`; "
             "`CONN_MAX_AGE=60`; a new TCP connection per request (gunicorn's sync workers do not keep alive). "
             "The load generator runs on the same machine and shares its CPUs. "
-            f"Page cache: {'Redis (' + args.redis_url + ')' if args.redis_url else 'in-memory, per worker (the make run default)'}. "
+            f"Page cache: {'Redis (' + args.redis_url + ')' if args.redis_url else 'files under var/cache/, shared by the workers (the make run default)'}. "
             f"Load average (1/5/15 min) before: {info['load_before']}, after: {info['load_after']} — the machine "
             "is shared, so compare the ratios measured in this run rather than absolute times across runs.",
             "",

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -24,12 +24,16 @@ from core.conditional import conditional_get
 from core.exceptions import error_body
 from core.renderers import CSVRenderer
 
+# What a rendered answer kept in the page cache carries besides its body.
+RENDERED_HEADERS = ("Content-Type", "Content-Disposition")
+
 
 class Api(APIView):
     """An APIView whose successful reads carry ETag / Last-Modified and answer conditional GETs with 304.
 
-    A view with `cached = True` has its GET results kept in the page cache until the data generation moves
-    (see core.cache); authentication, throttling and validation of the format still run on every request.
+    A view with `cached = True` has its GET answers kept in the page cache, rendered, until the data generation
+    moves (see core.cache); authentication, throttling and validation of the format still run on every request.
+    The browsable API is not cached: its HTML shows the signed-in user.
     """
 
     cached = False
@@ -44,23 +48,30 @@ class Api(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        if request.method == "GET" and self.cached:
+        if request.method == "GET" and self.cached and request.accepted_renderer.format != "api":
             view_get = self.get
 
-            def build() -> Any:
-                return view_get(request, *args, **kwargs).data
+            def build() -> tuple[bytes, dict[str, str]]:
+                # Rendered once, so that a hit costs neither unpickling the rows nor rendering them again.
+                response = super(Api, self).finalize_response(request, view_get(request, *args, **kwargs))
+                response.render()
+                return response.content, {header: response[header] for header in RENDERED_HEADERS
+                                          if header in response}
 
-            def cached_get(request: Request, *args: Any, **kwargs: Any) -> Response:
-                data, self.built_at = cached_read(request=request, build=build, by_host=True)
-                return Response(data)
+            def cached_get(request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
+                (content, headers), self.built_at = cached_read(
+                    request=request, build=build, vary=[request.accepted_media_type], by_host=True
+                )
+                return HttpResponse(content, headers=headers)
 
             # DRF looks the handler up after initial(), so this instance attribute is what runs.
             self.get = cached_get
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method in ("GET", "HEAD") and isinstance(response, Response) and response.status_code == 200:
-            response.render()
+        if request.method in ("GET", "HEAD") and response.status_code == 200 and not response.streaming:
+            if isinstance(response, Response):
+                response.render()
             return conditional_get(request._request, response, built_at=getattr(self, "built_at", None))
         return response
 

@@ -73,6 +73,16 @@ def test_a_repeat_read_is_served_from_the_process_copy_without_the_shared_cache(
     assert again[1]["X-Page-Cache"] == "hit"
 
 
+def test_api_answers_are_kept_rendered_one_per_representation(client):
+    ToolFactory(slug="vllm")
+    for _ in range(2):
+        as_json = client.get("/api/v1/tools/")
+        as_csv = client.get("/api/v1/tools/", HTTP_ACCEPT="text/csv")
+    assert as_json["Content-Type"] == "application/json" and as_json.json()["count"] == 1
+    assert as_csv["Content-Type"].startswith("text/csv") and ".csv" in as_csv["Content-Disposition"]
+    assert as_csv.content.decode().splitlines()[1].startswith("vllm,")
+
+
 def test_process_copies_are_per_generation_independent_and_expire(monkeypatch, settings):
     from core.cache import ProcessCopies
 
