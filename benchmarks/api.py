@@ -9,8 +9,8 @@ connections) on a free loopback port, then measures, the endpoints interleaved:
 * throughput: bursts of concurrent requests, endpoint after endpoint in shuffled rounds.
 
 Endpoints: the tools list, a tool detail, the runs list first page, a runs page 99,000 rows deep
-(keyset cursor), the summaries list, and the trivial view (benchmarks/api_urls.py, not in the
-product). The synthetic runs and summaries exist only in the benchmark database.
+(keyset cursor), the summaries list, published benchmarks, recommendations, each as served and with the page
+cache missed, and the trivial view (benchmarks/api_urls.py, not in the product). The synthetic runs and summaries exist only in the benchmark database.
 
 With ``--scale 10`` the catalog is made ten times larger first (synthetic copies of every tool and its
 rows, benchmark database only) and the results go to benchmarks/results/api-10x.md.
@@ -48,7 +48,7 @@ from harness import (
 RESULTS = BENCH_DIR / "results" / "api.md"
 # Each checkout benchmarks in a database of its own (see bench_database_name).
 DB_NAME = bench_database_name("api")
-TARGET_RATIO = 3.0
+TARGET_RATIO = 2.0
 BATCH = 5000
 JSON = {"Accept": "application/json"}
 MISSED = "cache missed"
@@ -171,13 +171,14 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int, tools
     for endpoint in endpoints:
         ratio = endpoint.percentile(0.5) / base
         throughput = f"{endpoint.requests_per_second:.0f}"
+        cold = ("&" if "?" in endpoint.path else "?") + "cold=N" if endpoint.uncached else ""
         lines.append(
-            f"| {endpoint.name} | `{endpoint.path[:60]}{'?cold=N' if endpoint.uncached else ''}` "
+            f"| {endpoint.name} | `{endpoint.path[:60]}{cold}` "
             f"| {endpoint.body_bytes:,} | {endpoint.percentile(0.5):.2f} "
             f"| {endpoint.percentile(0.99):.2f} | {throughput} | {ratio:.2f}x |"
         )
-    first = next(e for e in endpoints if e.name == "runs, first page")
-    deep = next(e for e in endpoints if e.name.startswith("runs, deep page"))
+    first = next(e for e in endpoints if e.name == f"runs, first page, {MISSED}")
+    deep = next(e for e in endpoints if e.name.startswith("runs, deep page") and e.uncached)
     measured = [e for e in endpoints if e is not trivial and not e.uncached]
     missed = [e for e in endpoints if e.uncached]
     worst = max(measured, key=lambda e: e.percentile(0.5))
@@ -190,13 +191,15 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int, tools
         f"- Each endpoint within {TARGET_RATIO:.0f}x of the trivial view's p50: "
         f"**{'met' if within else 'NOT met'}** (slowest: {worst.name}, "
         f"{worst.percentile(0.5) / base:.2f}x).",
-        f"- A deep page of runs as fast as the first: deep p50 / first p50 = **{deep_ratio:.2f}** "
+        f"- A deep page of runs computed as fast as the first (cache missed): deep p50 / first p50 = "
+        f"**{deep_ratio:.2f}** "
         f"({'met' if deep_ratio <= 1.15 else 'NOT met'}; keyset pagination seeks by primary key, no OFFSET, "
         "no COUNT).",
         "",
         "## What the cache hides",
         "",
-        "The catalog reads, tool details, summaries and published benchmarks are served from the page cache "
+        "The catalog reads, tool details, runs pages, summaries and published benchmarks are served from the "
+        "page cache "
         "shared with the pages (core/cache.py): entries keyed by URL and the data generation, one number "
         "bumped after commit by every write to a table the site shows, so a hit costs one small query and "
         "any committed write shows on the next request; the rows without \"cache missed\" measure that "
@@ -204,7 +207,7 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, runs: int, tools
         "parameter to every request, so each one computes its answer: what the first read costs after a "
         "data change, before the after-commit warming reaches it: "
         + "; ".join(f"{e.name} {e.percentile(0.5) / base:.2f}x the trivial p50" for e in missed)
-        + ". The runs list is never cached: its figures are the full cost of every request.",
+        + ".",
         "",
     ]
     return "\n".join(lines)
@@ -243,6 +246,8 @@ def main() -> int:
     reads = [
         ("tools list", "/api/v1/tools/"),
         ("tool detail", "/api/v1/tools/vllm/"),
+        ("runs, first page", "/api/v1/probes/runs/"),
+        (f"runs, deep page (~{count - 1000:,} rows in)", f"/api/v1/probes/runs/?cursor={deep_cursor}"),
         ("summaries", "/api/v1/probes/summaries/"),
         ("published benchmarks, one model", "/api/v1/published-benchmarks/?model=gpt-oss-120b"),
         ("recommendations", "/api/v1/recommendations/?hardware=nvidia_hopper_node&deployment=production"),
@@ -250,10 +255,7 @@ def main() -> int:
     with gunicorn(env, workers=args.workers) as port:
         endpoints = [
             Endpoint("trivial DRF view", "/bench/trivial/"),
-            *(Endpoint(name, path) for name, path in reads[:2]),
-            Endpoint("runs, first page", "/api/v1/probes/runs/"),
-            Endpoint(f"runs, deep page (~{count - 1000:,} rows in)", f"/api/v1/probes/runs/?cursor={deep_cursor}"),
-            *(Endpoint(name, path) for name, path in reads[2:]),
+            *(Endpoint(name, path) for name, path in reads),
             *(Endpoint(f"{name}, {MISSED}", path, uncached=True) for name, path in reads),
         ]
         warm_up(port, endpoints, JSON)

@@ -25,7 +25,7 @@ from core.exceptions import error_body
 from core.renderers import CSVRenderer
 
 # What a rendered answer kept in the page cache carries besides its body.
-RENDERED_HEADERS = ("Content-Type", "Content-Disposition")
+RENDERED_HEADERS = ("Content-Type", "Content-Disposition", "Link")
 
 
 class Api(APIView):

@@ -323,6 +323,7 @@ RUN_OUTPUT_ORDER = tuple(RunOutputSerializer().fields)
 
 
 class ProbeRunListApi(ListApi):
+    cached = True
     csv_filename = "probe-runs"
     csv_serializer_class = RunOutputSerializer
 

@@ -6,6 +6,7 @@ import factory
 from factory.django import DjangoModelFactory
 
 from catalog import models as catalog
+from core import cache as page_cache
 from lab import models as lab
 from probes import models as probes
 
@@ -323,6 +324,7 @@ def build_runs(target: probes.ProbeTarget, n_runs: int) -> list[probes.ProbeRun]
     for index, run in enumerate(runs):
         run.queued_at = base + datetime.timedelta(minutes=index)
     probes.ProbeRun.objects.bulk_update(runs, ["queued_at"])
+    page_cache.generation_bump_on_commit()  # bulk writes send no signals, like the loaders that bump it themselves
     return runs
 
 

@@ -23,6 +23,7 @@ from tests.factories import (
     RequestMeasurementFactory,
     SourceFactory,
     ToolFactory,
+    build_runs,
 )
 
 pytestmark = pytest.mark.django_db
@@ -81,6 +82,10 @@ def test_api_answers_are_kept_rendered_one_per_representation(client):
     assert as_json["Content-Type"] == "application/json" and as_json.json()["count"] == 1
     assert as_csv["Content-Type"].startswith("text/csv") and ".csv" in as_csv["Content-Disposition"]
     assert as_csv.content.decode().splitlines()[1].startswith("vllm,")
+    build_runs(ProbeTargetFactory(), 3)
+    pages = [client.get("/api/v1/probes/runs/?page_size=2") for _ in range(2)]
+    assert pages[1].content == pages[0].content and pages[1]["Link"] == pages[0]["Link"]
+    assert 'rel="next"' in pages[1]["Link"]
 
 
 def test_process_copies_are_per_generation_independent_and_expire(monkeypatch, settings):
