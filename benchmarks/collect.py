@@ -11,10 +11,11 @@ INTRO = """# Benchmark results
 The latest figures of every script in `benchmarks/`, each section written by its script (`make bench`
 runs them all and rebuilds this file). The machine is a shared 2-core, 24 GiB virtual machine: absolute
 numbers move with its load, so every section reports ratios measured side by side within one run, and
-states its own date and load. Targets come from the issues: pages and API endpoints within 3x of a
-trivial view's p50 as served (first renders, cache misses, are reported without a target since the
-generation-keyed cache replaced the per-tool pieces), at today's catalog and at one ten times larger
-(`--scale 10`, synthetic rows in the benchmark's own database); probe timing error at 100 concurrent streams with a median of at most 2 ms and a
+states its own date and load. Targets come from the issues: pages and API endpoints within 2x of a
+trivial view's p50 as served, and the wizard, fit and break-even answers and the recommendations API within
+3x (first renders, cache misses, are reported without a target since the generation-keyed cache replaced
+the per-tool pieces), on PostgreSQL with Redis and on the SQLite default, at today's catalog and at one ten
+times larger (`--scale 10`, synthetic rows in the benchmark's own database); probe timing error at 100 concurrent streams with a median of at most 2 ms and a
 p99 of at most 10 ms; output speed within 2%; the lab's sweep TTFT p99 error at most 1 ms at 200 streams and at least
 10x smaller than GuideLLM's and AIPerf's on the same workload.
 """
