@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from catalog.models import Tool
 from core.cache import PerGeneration, data_generation, generation_bump_on_commit, pages_warm
+from core.leases import lease_claim
 from core.models import DataGeneration
 from probes.models import ProbeRun, RequestMeasurement
 from probes.services.summaries import probe_summaries_refresh
@@ -254,12 +255,14 @@ def test_a_probe_summary_refresh_shows_on_the_tool_page_and_the_api(client):
     assert [(row["last_run"], row["samples"]) for row in summaries] == [(run.pk, 3)]
 
 
-def test_the_runs_list_is_never_cached(client):
+def test_the_runs_list_shows_a_new_run_and_a_leased_status_on_the_next_read(client):
     target = ProbeTargetFactory(slug="t")
-    ProbeRunFactory(target=target)
-    assert len(_api(client, "/api/v1/probes/runs/")["results"]) == 1
-    ProbeRun.objects.bulk_create([ProbeRun(target=target, suite="speed")])
+    run = ProbeRunFactory(target=target, status=ProbeRun.Status.QUEUED)
+    assert [row["status"] for row in _api(client, "/api/v1/probes/runs/")["results"]] == ["queued"]
+    ProbeRunFactory(target=target, status=ProbeRun.Status.SUCCEEDED)
     assert len(_api(client, "/api/v1/probes/runs/")["results"]) == 2
+    assert lease_claim(ProbeRun, pk=run.pk, worker="w").outcome is None
+    assert [row["status"] for row in _api(client, "/api/v1/probes/runs/")["results"]] == ["succeeded", "running"]
 
 
 def test_api_reads_answer_conditional_gets_with_304(client):
