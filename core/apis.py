@@ -27,6 +27,7 @@ from core.fields import SlugLookupField
 from core.renderers import CSVRenderer
 
 T = TypeVar("T")
+
 # What a rendered answer kept in the page cache carries besides its body.
 RENDERED_HEADERS = ("Content-Type", "Content-Disposition", "Link")
 

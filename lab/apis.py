@@ -25,6 +25,7 @@ from core.apis import (
     select_or_404,
     validated_body,
 )
+from core.exceptions import error_body
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page, page_envelope
 from core.renderers import JSONLinesRenderer
@@ -304,10 +305,8 @@ class _RunAction(Api):
     def post(self, request: Request, pk: int) -> Response:
         run = _run(pk)
         if not type(self).action(run=run):
-            return Response(
-                {"error": {"code": "invalid", "message": self.refusal.format(status=run.status), "fields": {}}},
-                status=status.HTTP_409_CONFLICT,
-            )
+            message = self.refusal.format(status=run.status)
+            return Response(error_body(code="invalid", message=message), status=status.HTTP_409_CONFLICT)
         run.refresh_from_db()
         return _run_response(run, request, status_code=status.HTTP_202_ACCEPTED)
 

@@ -229,22 +229,9 @@ class ProbeTargetRunApi(Api):
         target = select_or_404(probe_target_get, 'No probe target with the slug "{slug}".', slug=slug)
         options = validated_body(self.InputSerializer, request)
         runs = target_services.probe_target_run_request(actor=request.user, target=target, **options)
-        return Response(
-            {
-                "runs": [
-                    {
-                        "id": run.pk,
-                        "suite": run.suite,
-                        "workload": run.workload,
-                        "concurrency": run.concurrency,
-                        "status": run.status,
-                        "url": reverse("api:probe-run-detail", kwargs={"pk": run.pk}, request=request),
-                    }
-                    for run in runs
-                ]
-            },
-            status=status.HTTP_202_ACCEPTED,
-        )
+        for run in runs:
+            run.url = reverse("api:probe-run-detail", kwargs={"pk": run.pk}, request=request)
+        return Response({"runs": self.RunRefSerializer(runs, many=True).data}, status=status.HTTP_202_ACCEPTED)
 
 
 # --- Runs ----------------------------------------------------------------------------------------
