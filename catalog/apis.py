@@ -7,6 +7,7 @@ small (the whole catalog is a few hundred rows), so they are returned whole, in 
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, inline_serializer
@@ -369,11 +370,8 @@ class ToolDetailApi(DetailApi):
     cached = True
     InputSerializer = ToolDetailInputSerializer
     OutputSerializer = ToolDetailOutputSerializer
+    select = staticmethod(partial(selectors.tool_get, details=False))
     not_found = 'No tool with the slug "{slug}".'
-
-    @staticmethod
-    def select(*, slug: str) -> Tool:
-        return selectors.tool_get(slug=slug, details=False)
 
     def update(self, *, actor: Any, instance: Tool, data: dict[str, Any]) -> Tool:
         return services.tool_update(actor=actor, tool=instance, data=data)

@@ -51,13 +51,6 @@ METRIC_HELP = (
 )
 
 
-class MetricFiguresField(serializers.DictField):
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(
-            child=serializers.DictField(child=serializers.FloatField(allow_null=True)), help_text=METRIC_HELP, **kwargs
-        )
-
-
 class MeasurementSummaryOutputSerializer(serializers.Serializer):
     target = serializers.CharField(source="target.slug")
     target_name = serializers.CharField(source="target.name")
@@ -67,7 +60,9 @@ class MeasurementSummaryOutputSerializer(serializers.Serializer):
     samples_72h = serializers.IntegerField(help_text="Requests in the last 72 hours, behind median_72h.")
     success_rate = serializers.FloatField(allow_null=True)
     success_rate_72h = serializers.FloatField(allow_null=True)
-    metrics = MetricFiguresField()
+    metrics = serializers.DictField(
+        child=serializers.DictField(child=serializers.FloatField(allow_null=True)), help_text=METRIC_HELP
+    )
     first_run_at = serializers.DateTimeField(allow_null=True)
     last_run_at = serializers.DateTimeField(allow_null=True)
     last_run = serializers.IntegerField(source="last_run_id", allow_null=True)

@@ -365,9 +365,10 @@ class FitApi(Api):
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
                    parameters=[FitQuerySerializer], responses={200: FitSerializer})
     def get(self, request: Request) -> Response:
+        query = query_params(FitQuerySerializer, request)
         specs = {spec.slug: spec for spec in hardware_spec_list()}
         try:
-            spec = fit_input_from(query_params(FitQuerySerializer, request), specs=specs)
+            spec = fit_input_from(query, specs=specs)
         except FitError as exc:
             raise _field_errors(exc.errors) from exc
         return Response(fit_as_dict(spec, calculate(spec)))
