@@ -7,17 +7,11 @@ small (the whole catalog is a few hundred rows), so they are returned whole, in 
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from drf_spectacular.utils import (
-    OpenApiExample,
-    extend_schema,
-    extend_schema_field,
-    extend_schema_view,
-    inline_serializer,
-)
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,7 +27,18 @@ from catalog.models import (
     Tool,
     UseCase,
 )
-from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
+from core.apis import (
+    Api,
+    DetailApi,
+    ListApi,
+    SlugFilterField,
+    detail_schema,
+    list_envelope,
+    list_response,
+    query_params,
+    select_or_404,
+    validated_body,
+)
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from catalog.comparison import compare_matrix
@@ -83,10 +88,6 @@ class HeadlinePriceField(serializers.Field):
 
     def to_representation(self, tool: Tool) -> dict[str, Any] | None:
         return selectors.headline_price_value(tool)
-
-
-def _tool_url(request: Request | None, slug: str) -> str:
-    return cached_absolute_reverse("api:tool-detail", kwargs={"slug": slug}, request=request)
 
 
 class ToolRefSerializer(serializers.Serializer):
@@ -211,10 +212,7 @@ class ToolDetailOutputSerializer(serializers.Serializer):
 
 
 def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
-    try:
-        tool = selectors.tool_get(slug=slug)
-    except Tool.DoesNotExist:
-        raise NotFound(f'No tool with the slug "{slug}".') from None
+    tool = select_or_404(selectors.tool_get, 'No tool with the slug "{slug}".', slug=slug)
     tool.detail_extensions = {extension.name: extension.value(tool) for extension in tool_detail_fields()}
     # Price rows nest under their tool here, so each row's `tool` is the same object.
     for price in tool.price_items.all():
@@ -231,21 +229,15 @@ class ToolListApi(ListApi):
 
     class FilterSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=Tool.Kind.choices, required=False, help_text="Kind of tool.")
-        hardware = SlugLookupField(
-            slug_field="slug", queryset=HardwareTarget.objects.all(), required=False,
-            help_text="Hardware target slug (see /hardware/).",
-            error_messages={"does_not_exist": 'No hardware target with the slug "{value}".'},
+        hardware = SlugFilterField(
+            queryset=HardwareTarget.objects.all(), help_text="Hardware target slug (see /hardware/)."
         )
-        licence = SlugLookupField(
-            slug_field="spdx_id", queryset=Licence.objects.all(), required=False,
+        licence = SlugFilterField(
+            slug_field="spdx_id", queryset=Licence.objects.all(),
             help_text='SPDX id, e.g. "Apache-2.0", or "proprietary-service".',
             error_messages={"does_not_exist": 'No licence "{value}".'},
         )
-        feature = SlugLookupField(
-            slug_field="slug", queryset=Feature.objects.all(), required=False,
-            help_text="Feature slug (see /features/).",
-            error_messages={"does_not_exist": 'No feature with the slug "{value}".'},
-        )
+        feature = SlugFilterField(queryset=Feature.objects.all(), help_text="Feature slug (see /features/).")
         open_source = serializers.BooleanField(required=False, help_text="true: open-source licences only.")
         min_rating = serializers.DecimalField(
             max_digits=2, decimal_places=1, min_value=0, max_value=5, required=False,
@@ -258,7 +250,7 @@ class ToolListApi(ListApi):
             "as working, and descriptions; best match first unless `ordering` is given.",
         )
         ordering = serializers.ChoiceField(
-            choices=selectors.TOOL_SORTS, required=False,
+            choices=selectors.TOOL_SORTS, required=False, source="sort",
             help_text="rating (the default without q: best first, unrated last), name, or price (free software first, "
             "then the gpt-oss-120b price cheapest first by blended price, then prices of other models, unranked).",
         )
@@ -285,9 +277,8 @@ class ToolListApi(ListApi):
             return [support.hardware.slug for support in tool.hardware_support.all()]
 
         def get_url(self, tool: Tool) -> str:
-            return _tool_url(self.context.get("request"), tool.slug)
-
-    csv_serializer_class = OutputSerializer
+            request = self.context.get("request")
+            return cached_absolute_reverse("api:tool-detail", kwargs={"slug": tool.slug}, request=request)
 
     class InputSerializer(serializers.Serializer):
         slug = serializers.SlugField(max_length=80)
@@ -341,18 +332,7 @@ class ToolListApi(ListApi):
         ],
     )
     def get(self, request: Request) -> Response:
-        filters = query_params(self.FilterSerializer, request)
-        selector_filters = {
-            "kind": filters.get("kind"),
-            "hardware": filters["hardware"].slug if filters.get("hardware") else None,
-            "licence": filters["licence"].spdx_id if filters.get("licence") else None,
-            "feature": filters["feature"].slug if filters.get("feature") else None,
-            "open_source": filters.get("open_source"),
-            "min_rating": filters.get("min_rating"),
-            "q": filters.get("q"),
-            "sort": filters.get("ordering"),
-        }
-        tools = selectors.tool_list(filters=selector_filters)
+        tools = selectors.tool_list(filters=query_params(self.FilterSerializer, request))
         rows = self.OutputSerializer(tools, many=True, context={"request": request}).data
         return list_response(rows=rows)
 
@@ -371,9 +351,7 @@ class ToolListApi(ListApi):
         ],
     )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        tool = services.tool_create(actor=request.user, **serializer.validated_data)
+        tool = services.tool_create(actor=request.user, **validated_body(self.InputSerializer, request))
         return Response(_tool_detail_data(request, tool.slug), status=status.HTTP_201_CREATED)
 
 
@@ -382,32 +360,18 @@ class ToolDetailInputSerializer(ToolListApi.InputSerializer):
     slug = None
 
 
-@extend_schema_view(
-    get=extend_schema(
-        operation_id="tools_retrieve",
-        tags=[TAG_CATALOG],
-        summary="One tool",
-        description="Prices, hardware, formats, API surfaces, features, caveats, sources and the tool's "
-        "measurement summaries (p50/p95/p99 and 72-hour medians per probe target).",
-        responses={200: ToolDetailOutputSerializer},
-    ),
-    patch=extend_schema(
-        operation_id="tools_partial_update",
-        tags=[TAG_WRITES],
-        summary="Change a tool (staff)",
-        description="Only the fields sent change. `last_verified` moves only when you send it.",
-        request=ToolDetailInputSerializer(partial=True),
-        responses={200: ToolDetailOutputSerializer},
-    ),
+@detail_schema(
+    "tools", read_tag=TAG_CATALOG, write_tag=TAG_WRITES, get_summary="One tool", patch_summary="Change a tool (staff)",
+    get_description="Prices, hardware, formats, API surfaces, features, caveats, sources and the tool's "
+    "measurement summaries (p50/p95/p99 and 72-hour medians per probe target).",
+    patch_description="Only the fields sent change. `last_verified` moves only when you send it.",
 )
 class ToolDetailApi(DetailApi):
     cached = True
     InputSerializer = ToolDetailInputSerializer
+    OutputSerializer = ToolDetailOutputSerializer
+    select = staticmethod(partial(selectors.tool_get, details=False))
     not_found = 'No tool with the slug "{slug}".'
-
-    @staticmethod
-    def select(*, slug: str) -> Tool:
-        return selectors.tool_get(slug=slug, details=False)
 
     def update(self, *, actor: Any, instance: Tool, data: dict[str, Any]) -> Tool:
         return services.tool_update(actor=actor, tool=instance, data=data)
@@ -425,6 +389,7 @@ class PriceListApi(ListApi):
     csv_serializer_class = PriceOutputSerializer
 
     class FilterSerializer(serializers.Serializer):
+        # The price selector filters by the Tool itself, not its slug.
         tool = SlugLookupField(
             slug_field="slug", queryset=Tool.objects.all(), required=False, help_text="Tool slug.",
             error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
@@ -483,9 +448,7 @@ class PriceListApi(ListApi):
         ],
     )
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        price_item = services.price_item_create(actor=request.user, **serializer.validated_data)
+        price_item = services.price_item_create(actor=request.user, **validated_body(self.InputSerializer, request))
         return Response(
             PriceOutputSerializer(selectors.price_item_get(pk=price_item.pk)).data, status=status.HTTP_201_CREATED
         )
@@ -495,19 +458,10 @@ class PriceDetailInputSerializer(PriceListApi.InputSerializer):
     tool = None
 
 
-@extend_schema_view(
-    get=extend_schema(
-        operation_id="prices_retrieve", tags=[TAG_CATALOG], summary="One price item",
-        responses={200: PriceOutputSerializer},
-    ),
-    patch=extend_schema(
-        operation_id="prices_partial_update",
-        tags=[TAG_WRITES],
-        summary="Change a price item (staff)",
-        description="Only the fields sent change; `verified_on` moves only when you send it.",
-        request=PriceDetailInputSerializer(partial=True),
-        responses={200: PriceOutputSerializer},
-    ),
+@detail_schema(
+    "prices", read_tag=TAG_CATALOG, write_tag=TAG_WRITES, get_summary="One price item",
+    patch_summary="Change a price item (staff)",
+    patch_description="Only the fields sent change; `verified_on` moves only when you send it.",
 )
 class PriceDetailApi(DetailApi):
     cached = True
@@ -570,9 +524,7 @@ class SourceListApi(ListApi):
         ],
     )
     def post(self, request: Request) -> Response:
-        serializer = SourceInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        source = services.source_create(actor=request.user, **serializer.validated_data)
+        source = services.source_create(actor=request.user, **validated_body(SourceInputSerializer, request))
         return Response(SourceOutputSerializer(source).data, status=status.HTTP_201_CREATED)
 
 
@@ -580,18 +532,9 @@ class SourceDetailInputSerializer(SourceInputSerializer):
     key = None
 
 
-@extend_schema_view(
-    get=extend_schema(
-        operation_id="sources_retrieve", tags=[TAG_CATALOG], summary="One source",
-        responses={200: SourceOutputSerializer},
-    ),
-    patch=extend_schema(
-        operation_id="sources_partial_update",
-        tags=[TAG_WRITES],
-        summary="Change a source (staff)",
-        request=SourceDetailInputSerializer(partial=True),
-        responses={200: SourceOutputSerializer},
-    ),
+@detail_schema(
+    "sources", read_tag=TAG_CATALOG, write_tag=TAG_WRITES, get_summary="One source",
+    patch_summary="Change a source (staff)",
 )
 class SourceDetailApi(DetailApi):
     cached = True
@@ -635,8 +578,6 @@ class HardwareListApi(ListApi):
         def get_tools(self, target: HardwareTarget) -> list[str]:
             return [support.tool.slug for support in target.support.all()]
 
-    csv_serializer_class = OutputSerializer
-
     @extend_schema(
         operation_id="hardware_list", tags=[TAG_CATALOG], summary="List hardware targets",
         description="Hardware families with the tools that support them and the device specs (memory, bandwidth).",
@@ -679,8 +620,6 @@ class QuantFormatListApi(ListApi):
         bits_per_weight = serializers.DecimalField(max_digits=5, decimal_places=3, allow_null=True)
         source = SourceRefSerializer(allow_null=True)
 
-    csv_serializer_class = OutputSerializer
-
     @extend_schema(
         operation_id="quant_formats_list", tags=[TAG_CATALOG], summary="List quantization formats",
         description="Formats with the hardware they need for native speed and the tools that load them.",
@@ -699,8 +638,6 @@ class FeatureListApi(ListApi):
         name = serializers.CharField()
         description = serializers.CharField()
 
-    csv_serializer_class = OutputSerializer
-
     @extend_schema(
         operation_id="features_list", tags=[TAG_CATALOG], summary="List features",
         description="Serving features (continuous batching, prefix caching, ...) and the tools that have them.",
@@ -718,8 +655,6 @@ class ApiSurfaceListApi(ListApi):
         slug = serializers.CharField()
         name = serializers.CharField()
         description = serializers.CharField()
-
-    csv_serializer_class = OutputSerializer
 
     @extend_schema(
         operation_id="api_surfaces_list", tags=[TAG_CATALOG], summary="List API surfaces",
@@ -762,8 +697,6 @@ class UseCaseListApi(ListApi):
         recommendations = UseCaseRecommendationSerializer(many=True)
         sources = SourceRefSerializer(many=True)
 
-    csv_serializer_class = OutputSerializer
-
     @extend_schema(
         operation_id="use_cases_list", tags=[TAG_CATALOG], summary="List use cases",
         description="Questions (\"which engine for ...?\") with ordered recommendations, each with its reason "
@@ -788,12 +721,6 @@ class CompareApi(Api):
             help_text=f"Comma-separated tool slugs, {selectors.COMPARE_MIN_TOOLS} to {selectors.COMPARE_MAX_TOOLS}, "
             "in the column order wanted.",
         )
-
-    class CellSerializer(serializers.Serializer):
-        state = serializers.ChoiceField(choices=["yes", "partial", "no", "unknown", "text"],
-                                        help_text='"unknown": no source states it; "text": see label.')
-        label = serializers.CharField(help_text="The cell as the page words it.")
-        note = serializers.CharField(help_text="The level, a source's note, or where a documented outcome comes from.")
 
     class RowSerializer(serializers.Serializer):
         section = serializers.CharField()

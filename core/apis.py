@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -22,7 +23,10 @@ from rest_framework.views import APIView
 from core.cache import cached_read
 from core.conditional import conditional_get
 from core.exceptions import error_body
+from core.fields import SlugLookupField
 from core.renderers import CSVRenderer
+
+T = TypeVar("T")
 
 # What a rendered answer kept in the page cache carries besides its body.
 RENDERED_HEADERS = ("Content-Type", "Content-Disposition", "Link")
@@ -76,12 +80,27 @@ class Api(APIView):
         return response
 
 
+def select_or_404(select: Callable[..., T], not_found: str, **lookup: Any) -> T:
+    """`select(**lookup)`, or a 404 whose message is `not_found` formatted with the lookup."""
+    try:
+        return select(**lookup)
+    except ObjectDoesNotExist:
+        raise NotFound(not_found.format(**lookup)) from None
+
+
+def validated_body(serializer_class: type[serializers.Serializer], request: Request, **kwargs: Any) -> dict[str, Any]:
+    """Validate the request body; an invalid value is a 400 naming the field."""
+    serializer = serializer_class(data=request.data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
 # One object's endpoint: GET shows it, PATCH changes the fields sent and answers the object as stored.
 # A subclass names `InputSerializer`, the selector that finds the object from the URL's arguments
 # (`select`, raising DoesNotExist), the message when there is none (`not_found`, formatted with those
 # arguments) and `update` (the service that applies a partial update); `output_data` shows the object
 # through `OutputSerializer` unless overridden. Each subclass documents its GET and PATCH with
-# `extend_schema_view`. (A comment, not a docstring: the schema shows a view's docstring as the
+# `detail_schema`. (A comment, not a docstring: the schema shows a view's docstring as the
 # description of its operations.)
 class DetailApi(Api):
     InputSerializer: type[serializers.Serializer]
@@ -90,10 +109,7 @@ class DetailApi(Api):
     not_found: str
 
     def lookup(self, **url_kwargs: Any) -> Any:
-        try:
-            return self.select(**url_kwargs)
-        except ObjectDoesNotExist:
-            raise NotFound(self.not_found.format(**url_kwargs)) from None
+        return select_or_404(self.select, self.not_found, **url_kwargs)
 
     def update(self, *, actor: Any, instance: Any, data: dict[str, Any]) -> Any:
         raise NotImplementedError
@@ -106,10 +122,32 @@ class DetailApi(Api):
 
     def patch(self, request: Request, **url_kwargs: Any) -> Response:
         instance = self.lookup(**url_kwargs)
-        serializer = self.InputSerializer(data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        self.update(actor=request.user, instance=instance, data=serializer.validated_data)
+        data = validated_body(self.InputSerializer, request, partial=True)
+        self.update(actor=request.user, instance=instance, data=data)
         return Response(self.output_data(**url_kwargs))
+
+
+def detail_schema(
+    operation: str, *, read_tag: str, write_tag: str, get_summary: str, patch_summary: str,
+    get_description: str | None = None, patch_description: str | None = None,
+) -> Callable[[type[DetailApi]], type[DetailApi]]:
+    """Documents a DetailApi: GET `<operation>_retrieve` and PATCH `<operation>_partial_update` (any subset of the
+    view's InputSerializer), both answering the view's OutputSerializer."""
+
+    def document(view: type[DetailApi]) -> type[DetailApi]:
+        return extend_schema_view(
+            get=extend_schema(
+                operation_id=f"{operation}_retrieve", tags=[read_tag], summary=get_summary,
+                description=get_description, responses={200: view.OutputSerializer},
+            ),
+            patch=extend_schema(
+                operation_id=f"{operation}_partial_update", tags=[write_tag], summary=patch_summary,
+                description=patch_description, request=view.InputSerializer(partial=True),
+                responses={200: view.OutputSerializer},
+            ),
+        )(view)
+
+    return document
 
 
 class ListApi(Api):
@@ -117,7 +155,24 @@ class ListApi(Api):
 
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
     csv_filename = "export"
-    csv_serializer_class: type[serializers.Serializer] | None = None
+
+    # The CSV header: the view's own OutputSerializer unless the view names another.
+    @property
+    def csv_serializer_class(self) -> type[serializers.Serializer] | None:
+        return getattr(self, "OutputSerializer", None)
+
+
+class SlugFilterField(SlugLookupField):
+    """An optional query parameter naming an object by its slug: a 400 unless the object exists, else the slug
+    itself, which is what the selectors filter by."""
+
+    def __init__(self, *, queryset: QuerySet, slug_field: str = "slug", required: bool = False, **kwargs: Any) -> None:
+        not_found = f'No {queryset.model._meta.verbose_name} with the slug "{{value}}".'
+        kwargs["error_messages"] = {"does_not_exist": not_found, **kwargs.get("error_messages", {})}
+        super().__init__(queryset=queryset, slug_field=slug_field, required=required, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        return getattr(super().to_internal_value(data), self.slug_field)
 
 
 def list_envelope(name: str, serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
@@ -131,9 +186,15 @@ def list_envelope(name: str, serializer_class: type[serializers.Serializer]) -> 
     )
 
 
-def query_params(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
-    """Validate the query string; an invalid value is a 400 naming the parameter."""
-    params = {key: request.query_params.get(key) for key in request.query_params if key != "format"}
+def query_params(
+    serializer_class: type[serializers.Serializer], request: Request, *, lists: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Validate the query string; an invalid value is a 400 naming the parameter. The parameters named in `lists`
+    accept repeats and comma-separated values."""
+    params: dict[str, Any] = {key: request.query_params.get(key) for key in request.query_params if key != "format"}
+    for name in lists:
+        values = [part.strip() for value in request.query_params.getlist(name) for part in value.split(",")]
+        params[name] = [value for value in values if value]
     serializer = serializer_class(data=params)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)

@@ -14,6 +14,7 @@ from typing import Any
 from urllib import parse
 
 from django.db.models import QuerySet
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.request import Request
@@ -98,3 +99,15 @@ def keyset_page(queryset: QuerySet, *, request: Request) -> tuple[list[Any], Key
     the paginator that answers it (`paginator.get_paginated_response(rows)`)."""
     paginator = KeysetPagination()
     return list(paginator.paginate_queryset(queryset, request)), paginator
+
+
+def page_envelope(name: str, serializer_class: type[serializers.Serializer]) -> serializers.Serializer:
+    """The schema of one page: {"next": url|null, "previous": url|null, "results": [...]}."""
+    return inline_serializer(
+        name=name,
+        fields={
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )

@@ -62,33 +62,40 @@ def csv_columns(declared: list[str], flat_rows: list[dict[str, Any]]) -> list[st
     return columns or ["empty"]
 
 
-def _error_as_json(data: Any, response: Any, renderer_context: dict) -> bytes:
-    """An error stays JSON whatever format was asked for, so a client can always read it."""
-    response["Content-Type"] = "application/json"
-    return JSONRenderer().render(data, "application/json", renderer_context)
+class _ResultsRenderer(BaseRenderer):
+    """Renders `results` of a list response as a file named after the view (`csv_filename`); errors stay JSON so a
+    client can always read them. A subclass turns the rows into text (`render_rows`)."""
 
-
-def _results(data: Any) -> list:
-    return data.get("results", []) if isinstance(data, dict) else data
-
-
-class CSVRenderer(BaseRenderer):
-    """Renders `results` of a list response; errors stay JSON so a client can always read them."""
-
-    media_type = "text/csv"
-    format = "csv"
     charset = "utf-8"
 
     def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: dict | None = None) -> bytes:
         renderer_context = renderer_context or {}
         response = renderer_context.get("response")
         if response is not None and response.status_code >= 400:
-            return _error_as_json(data, response, renderer_context)
+            response["Content-Type"] = "application/json"
+            return JSONRenderer().render(data, "application/json", renderer_context)
         if data is None:
             return b""
-        rows = _results(data)
-        flat_rows = [flatten_row(row) for row in rows]
         view = renderer_context.get("view")
+        rows = data.get("results", []) if isinstance(data, dict) else data
+        body = self.render_rows(rows, view)
+        if response is not None:
+            filename = getattr(view, "csv_filename", "export")
+            response["Content-Disposition"] = f'inline; filename="{filename}.{self.format}"'
+        return body.encode(self.charset)
+
+    def render_rows(self, rows: list, view: Any) -> str:
+        raise NotImplementedError
+
+
+class CSVRenderer(_ResultsRenderer):
+    """The rows flattened, under the columns of the view's `csv_serializer_class` (and any the rows add)."""
+
+    media_type = "text/csv"
+    format = "csv"
+
+    def render_rows(self, rows: list, view: Any) -> str:
+        flat_rows = [flatten_row(row) for row in rows]
         serializer_class = getattr(view, "csv_serializer_class", None)
         declared = serializer_columns(serializer_class()) if serializer_class else []
         columns = csv_columns(declared, flat_rows)
@@ -96,29 +103,14 @@ class CSVRenderer(BaseRenderer):
         writer = csv.DictWriter(buffer, fieldnames=columns, restval="", extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(flat_rows)
-        if response is not None:
-            filename = getattr(view, "csv_filename", "export")
-            response["Content-Disposition"] = f'inline; filename="{filename}.csv"'
-        return buffer.getvalue().encode(self.charset)
+        return buffer.getvalue()
 
 
-class JSONLinesRenderer(BaseRenderer):
-    """Renders `results` of a list response as JSON Lines (one object per line), for per-record exports that
-    tools stream; errors stay JSON."""
+class JSONLinesRenderer(_ResultsRenderer):
+    """JSON Lines (one object per line), for per-record exports that tools stream."""
 
     media_type = "application/jsonl"
     format = "jsonl"
-    charset = "utf-8"
 
-    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: dict | None = None) -> bytes:
-        renderer_context = renderer_context or {}
-        response = renderer_context.get("response")
-        if response is not None and response.status_code >= 400:
-            return _error_as_json(data, response, renderer_context)
-        if data is None:
-            return b""
-        rows = _results(data)
-        view = renderer_context.get("view")
-        if response is not None:
-            response["Content-Disposition"] = f'inline; filename="{getattr(view, "csv_filename", "export")}.jsonl"'
-        return "".join(json.dumps(row, separators=(",", ":"), default=str) + "\n" for row in rows).encode(self.charset)
+    def render_rows(self, rows: list, view: Any) -> str:
+        return "".join(json.dumps(row, separators=(",", ":"), default=str) + "\n" for row in rows)

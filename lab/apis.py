@@ -7,18 +7,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog.models import HardwareSpec, Tool
-from core.apis import Api, ListApi, list_envelope, list_response, query_params
+from core.apis import (
+    Api,
+    ListApi,
+    SlugFilterField,
+    list_envelope,
+    list_response,
+    query_params,
+    select_or_404,
+    validated_body,
+)
+from core.exceptions import error_body
 from core.fields import SlugLookupField
-from core.pagination import KeysetParamsSerializer, keyset_page
+from core.pagination import KeysetParamsSerializer, keyset_page, page_envelope
 from core.renderers import JSONLinesRenderer
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from lab import selectors
@@ -170,10 +179,11 @@ class SweepStartInputSerializer(BenchmarkCardInputSerializer):
 
 
 def _run(pk: int) -> SweepRun:
-    try:
-        return selectors.sweep_run_get(pk=pk)
-    except SweepRun.DoesNotExist:
-        raise NotFound(f"No sweep run with the id {pk}.") from None
+    return select_or_404(selectors.sweep_run_get, "No sweep run with the id {pk}.", pk=pk)
+
+
+def _run_response(run: SweepRun, request: Request, *, status_code: int) -> Response:
+    return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status_code)
 
 
 class SweepRunListApi(ListApi):
@@ -186,17 +196,10 @@ class SweepRunListApi(ListApi):
         return super().get_throttles() if self.request.method == "POST" else [AnonBurstThrottle(), UserBurstThrottle()]
 
     class FilterSerializer(KeysetParamsSerializer):
-        target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False,
-            error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
-        )
-        tool = SlugLookupField(
-            slug_field="slug", queryset=Tool.objects.all(), required=False,
-            error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
-        )
-        hardware = SlugLookupField(
-            slug_field="slug", queryset=HardwareSpec.objects.all(), required=False,
-            error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE},
+        target = SlugFilterField(queryset=ProbeTarget.objects.all())
+        tool = SlugFilterField(queryset=Tool.objects.all())
+        hardware = SlugFilterField(
+            queryset=HardwareSpec.objects.all(), error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE}
         )
         kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, required=False)
         status = serializers.ChoiceField(choices=SweepRun.Status.choices, required=False)
@@ -209,19 +212,11 @@ class SweepRunListApi(ListApi):
         summary="List benchmark-lab runs",
         description="Newest first (by id), keyset-paginated; `?format=csv` exports the same page.",
         parameters=[FilterSerializer],
-        responses={200: inline_serializer(
-            name="SweepRunPage",
-            fields={"next": serializers.URLField(allow_null=True), "previous": serializers.URLField(allow_null=True),
-                    "results": SweepRunOutputSerializer(many=True)},
-        )},
+        responses={200: page_envelope("SweepRunPage", SweepRunOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        filters = query_params(self.FilterSerializer, request)
-        filters.pop("cursor", None), filters.pop("page_size")
-        for name in ("target", "tool", "hardware"):
-            if filters.get(name) is not None:
-                filters[name] = filters[name].slug
-        page, paginator = keyset_page(selectors.sweep_run_list(filters=filters), request=request)
+        runs = selectors.sweep_run_list(filters=query_params(self.FilterSerializer, request))
+        page, paginator = keyset_page(runs, request=request)
         rows = SweepRunOutputSerializer(page, many=True, context={"request": request}).data
         return paginator.get_paginated_response(rows)
 
@@ -239,23 +234,8 @@ class SweepRunListApi(ListApi):
         })],
     )
     def post(self, request: Request) -> Response:
-        serializer = SweepStartInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        run = sweep_run_request(
-            actor=request.user,
-            target=data.pop("target"),
-            kind=data["kind"],
-            plan=data.get("plan"),
-            workload=data.get("workload"),
-            hardware=data.get("hardware"),
-            hardware_count=data.get("hardware_count", 1),
-            hourly_price_usd=data.get("hourly_price_usd"),
-            flags=data.get("flags", ""),
-        )
-        return Response(
-            SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED
-        )
+        run = sweep_run_request(actor=request.user, **validated_body(SweepStartInputSerializer, request))
+        return _run_response(run, request, status_code=status.HTTP_202_ACCEPTED)
 
 
 class SweepRunDetailApi(Api):
@@ -325,34 +305,30 @@ class _RunAction(Api):
     def post(self, request: Request, pk: int) -> Response:
         run = _run(pk)
         if not type(self).action(run=run):
-            return Response(
-                {"error": {"code": "invalid", "message": self.refusal.format(status=run.status), "fields": {}}},
-                status=status.HTTP_409_CONFLICT,
-            )
+            message = self.refusal.format(status=run.status)
+            return Response(error_body(code="invalid", message=message), status=status.HTTP_409_CONFLICT)
         run.refresh_from_db()
-        return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
+        return _run_response(run, request, status_code=status.HTTP_202_ACCEPTED)
 
 
+@extend_schema_view(post=extend_schema(
+    operation_id="sweep_runs_stop", tags=[TAG_WRITES], summary="Stop a sweep (staff)",
+    description="The level in progress is dropped; finished levels stay, and the run can be resumed.",
+    request=None, responses={202: SweepRunOutputSerializer},
+))
 class SweepRunStopApi(_RunAction):
     action = staticmethod(sweep_run_request_stop)
     refusal = "Only a queued or running sweep can be stopped; this one is {status}."
 
-    @extend_schema(operation_id="sweep_runs_stop", tags=[TAG_WRITES], summary="Stop a sweep (staff)",
-                   description="The level in progress is dropped; finished levels stay, and the run can be resumed.",
-                   request=None, responses={202: SweepRunOutputSerializer})
-    def post(self, request: Request, pk: int) -> Response:
-        return super().post(request, pk)
 
-
+@extend_schema_view(post=extend_schema(
+    operation_id="sweep_runs_resume", tags=[TAG_WRITES], summary="Resume a stopped sweep (staff)",
+    description="Queues the run again; only the levels not yet stored are measured.",
+    request=None, responses={202: SweepRunOutputSerializer},
+))
 class SweepRunResumeApi(_RunAction):
     action = staticmethod(sweep_run_resume)
     refusal = "Only a stopped sweep can be resumed; this one is {status}."
-
-    @extend_schema(operation_id="sweep_runs_resume", tags=[TAG_WRITES], summary="Resume a stopped sweep (staff)",
-                   description="Queues the run again; only the levels not yet stored are measured.",
-                   request=None, responses={202: SweepRunOutputSerializer})
-    def post(self, request: Request, pk: int) -> Response:
-        return super().post(request, pk)
 
 
 class SweepImportInputSerializer(BenchmarkCardInputSerializer):
@@ -393,17 +369,7 @@ class SweepImportApi(Api):
         responses={201: SweepRunOutputSerializer},
     )
     def post(self, request: Request) -> Response:
-        serializer = SweepImportInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = dict(serializer.validated_data)
-        run = sweep_import_file(
-            data=data["file"],
-            source_tool=data.get("source_tool"),
-            target=data.get("target"),
-            tool=data.get("tool"),
-            hardware=data.get("hardware"),
-            hardware_count=data.get("hardware_count", 1),
-            hourly_price_usd=data.get("hourly_price_usd"),
-            flags=data.get("flags", ""),
-        )
-        return Response(SweepRunOutputSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        card = validated_body(SweepImportInputSerializer, request)
+        upload = card.pop("file")
+        run = sweep_import_file(data=upload, **card)
+        return _run_response(run, request, status_code=status.HTTP_201_CREATED)

@@ -9,17 +9,27 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from catalog.models import Tool
-from core.apis import Api, DetailApi, ListApi, list_envelope, list_response, query_params
+from core.apis import (
+    Api,
+    DetailApi,
+    ListApi,
+    SlugFilterField,
+    detail_schema,
+    list_envelope,
+    list_response,
+    query_params,
+    select_or_404,
+    validated_body,
+)
 from core.fields import SlugLookupField
-from core.pagination import KeysetParamsSerializer, keyset_page
+from core.pagination import KeysetParamsSerializer, keyset_page, page_envelope
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
 from probes.models import API_KEY_ENV_VALIDATOR, CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors import api as selectors
@@ -41,13 +51,6 @@ METRIC_HELP = (
 )
 
 
-class MetricFiguresField(serializers.DictField):
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(
-            child=serializers.DictField(child=serializers.FloatField(allow_null=True)), help_text=METRIC_HELP, **kwargs
-        )
-
-
 class MeasurementSummaryOutputSerializer(serializers.Serializer):
     target = serializers.CharField(source="target.slug")
     target_name = serializers.CharField(source="target.name")
@@ -57,7 +60,9 @@ class MeasurementSummaryOutputSerializer(serializers.Serializer):
     samples_72h = serializers.IntegerField(help_text="Requests in the last 72 hours, behind median_72h.")
     success_rate = serializers.FloatField(allow_null=True)
     success_rate_72h = serializers.FloatField(allow_null=True)
-    metrics = MetricFiguresField()
+    metrics = serializers.DictField(
+        child=serializers.DictField(child=serializers.FloatField(allow_null=True)), help_text=METRIC_HELP
+    )
     first_run_at = serializers.DateTimeField(allow_null=True)
     last_run_at = serializers.DateTimeField(allow_null=True)
     last_run = serializers.IntegerField(source="last_run_id", allow_null=True)
@@ -125,10 +130,7 @@ class ProbeTargetListApi(ListApi):
     csv_serializer_class = TargetOutputSerializer
 
     class FilterSerializer(serializers.Serializer):
-        tool = SlugLookupField(
-            slug_field="slug", queryset=Tool.objects.all(), required=False, help_text="Tool slug.",
-            error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
-        )
+        tool = SlugFilterField(queryset=Tool.objects.all(), help_text="Tool slug.")
         enabled = serializers.BooleanField(required=False, help_text="true: only targets the scheduler probes.")
 
     @extend_schema(
@@ -140,10 +142,7 @@ class ProbeTargetListApi(ListApi):
         responses={200: list_envelope("ProbeTargetList", TargetOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        filters = query_params(self.FilterSerializer, request)
-        if filters.get("tool"):
-            filters["tool"] = filters["tool"].slug
-        targets = probe_target_list(filters=filters)
+        targets = probe_target_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=TargetOutputSerializer(targets, many=True, context={"request": request}).data)
 
     @extend_schema(
@@ -163,33 +162,16 @@ class ProbeTargetListApi(ListApi):
         ],
     )
     def post(self, request: Request) -> Response:
-        serializer = TargetInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        target = target_services.probe_target_create(actor=request.user, **serializer.validated_data)
+        data = validated_body(TargetInputSerializer, request)
+        target = target_services.probe_target_create(actor=request.user, **data)
         return Response(
             TargetOutputSerializer(target, context={"request": request}).data, status=status.HTTP_201_CREATED
         )
 
 
-def _get_target(slug: str) -> ProbeTarget:
-    try:
-        return probe_target_get(slug=slug)
-    except ProbeTarget.DoesNotExist:
-        raise NotFound(f'No probe target with the slug "{slug}".') from None
-
-
-@extend_schema_view(
-    get=extend_schema(
-        operation_id="probe_targets_retrieve", tags=[TAG_PROBES], summary="One probe target",
-        responses={200: TargetOutputSerializer},
-    ),
-    patch=extend_schema(
-        operation_id="probe_targets_partial_update",
-        tags=[TAG_WRITES],
-        summary="Change a probe target (staff)",
-        request=TargetUpdateInputSerializer(partial=True),
-        responses={200: TargetOutputSerializer},
-    ),
+@detail_schema(
+    "probe_targets", read_tag=TAG_PROBES, write_tag=TAG_WRITES, get_summary="One probe target",
+    patch_summary="Change a probe target (staff)",
 )
 class ProbeTargetDetailApi(DetailApi):
     # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
@@ -239,33 +221,12 @@ class ProbeTargetRunApi(Api):
         examples=[OpenApiExample("Speed only", request_only=True, value={"suites": ["speed"], "workloads": ["in-1k"]})],
     )
     def post(self, request: Request, slug: str) -> Response:
-        target = _get_target(slug)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        options = serializer.validated_data
-        runs = target_services.probe_target_run_request(
-            actor=request.user,
-            target=target,
-            suites=options.get("suites"),
-            workloads=options.get("workloads"),
-            concurrency=options.get("concurrency"),
-        )
-        return Response(
-            {
-                "runs": [
-                    {
-                        "id": run.pk,
-                        "suite": run.suite,
-                        "workload": run.workload,
-                        "concurrency": run.concurrency,
-                        "status": run.status,
-                        "url": reverse("api:probe-run-detail", kwargs={"pk": run.pk}, request=request),
-                    }
-                    for run in runs
-                ]
-            },
-            status=status.HTTP_202_ACCEPTED,
-        )
+        target = select_or_404(probe_target_get, 'No probe target with the slug "{slug}".', slug=slug)
+        options = validated_body(self.InputSerializer, request)
+        runs = target_services.probe_target_run_request(actor=request.user, target=target, **options)
+        for run in runs:
+            run.url = reverse("api:probe-run-detail", kwargs={"pk": run.pk}, request=request)
+        return Response({"runs": self.RunRefSerializer(runs, many=True).data}, status=status.HTTP_202_ACCEPTED)
 
 
 # --- Runs ----------------------------------------------------------------------------------------
@@ -328,10 +289,7 @@ class ProbeRunListApi(ListApi):
     csv_serializer_class = RunOutputSerializer
 
     class FilterSerializer(KeysetParamsSerializer):
-        target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False, help_text="Probe target slug.",
-            error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
-        )
+        target = SlugFilterField(queryset=ProbeTarget.objects.all(), help_text="Probe target slug.")
         suite = serializers.ChoiceField(choices=ProbeRun.Suite.choices, required=False, help_text="Probe suite.")
         status = serializers.ChoiceField(choices=ProbeRun.Status.choices, required=False, help_text="Run status.")
         since = serializers.DateTimeField(required=False, help_text="Runs queued at or after (ISO 8601).")
@@ -367,22 +325,10 @@ class ProbeRunListApi(ListApi):
                 },
             )
         ],
-        responses={
-            200: inline_serializer(
-                name="ProbeRunPage",
-                fields={
-                    "next": serializers.URLField(allow_null=True),
-                    "previous": serializers.URLField(allow_null=True),
-                    "results": RunOutputSerializer(many=True),
-                },
-            )
-        },
+        responses={200: page_envelope("ProbeRunPage", RunOutputSerializer)},
     )
     def get(self, request: Request) -> Response:
-        params = query_params(self.FilterSerializer, request)
-        if params.get("target"):
-            params["target"] = params["target"].slug
-        runs = probe_run_list(filters=params).values(*RUN_LIST_FIELDS)
+        runs = probe_run_list(filters=query_params(self.FilterSerializer, request)).values(*RUN_LIST_FIELDS)
         page, paginator = keyset_page(runs, request=request)
         url_prefix = reverse("api:probe-run-list", request=request)
         return paginator.get_paginated_response([run_row(run, url_prefix) for run in page])
@@ -443,10 +389,7 @@ class ProbeRunDetailApi(Api):
         responses={200: RunDetailOutputSerializer},
     )
     def get(self, request: Request, pk: int) -> Response:
-        try:
-            run = probe_run_get(run_id=pk)
-        except ProbeRun.DoesNotExist:
-            raise NotFound(f"No probe run with the id {pk}.") from None
+        run = select_or_404(probe_run_get, "No probe run with the id {run_id}.", run_id=pk)
         return Response(RunDetailOutputSerializer(run, context={"request": request}).data)
 
 
@@ -459,14 +402,8 @@ class SummaryListApi(ListApi):
     csv_serializer_class = MeasurementSummaryOutputSerializer
 
     class FilterSerializer(serializers.Serializer):
-        target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False, help_text="Probe target slug.",
-            error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
-        )
-        tool = SlugLookupField(
-            slug_field="slug", queryset=Tool.objects.all(), required=False,
-            error_messages={"does_not_exist": 'No tool with the slug "{value}".'},
-        )
+        target = SlugFilterField(queryset=ProbeTarget.objects.all(), help_text="Probe target slug.")
+        tool = SlugFilterField(queryset=Tool.objects.all())
         workload = serializers.CharField(required=False, max_length=40, help_text="Workload, e.g. in-1k.")
         concurrency = serializers.IntegerField(
             required=False, min_value=1, max_value=10_000, help_text="Parallel streams, e.g. 1 or 10."
@@ -494,11 +431,7 @@ class SummaryListApi(ListApi):
         ],
     )
     def get(self, request: Request) -> Response:
-        filters = query_params(self.FilterSerializer, request)
-        for name in ("target", "tool"):
-            if filters.get(name):
-                filters[name] = filters[name].slug
-        summaries = selectors.measurement_summary_list(filters=filters)
+        summaries = selectors.measurement_summary_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=MeasurementSummaryOutputSerializer(summaries, many=True).data)
 
 
@@ -524,10 +457,7 @@ class CompatMatrixApi(ListApi):
     csv_serializer_class = CompatCellSerializer
 
     class FilterSerializer(serializers.Serializer):
-        target = SlugLookupField(
-            slug_field="slug", queryset=ProbeTarget.objects.all(), required=False, help_text="Probe target slug.",
-            error_messages={"does_not_exist": 'No probe target with the slug "{value}".'},
-        )
+        target = SlugFilterField(queryset=ProbeTarget.objects.all(), help_text="Probe target slug.")
         check = serializers.CharField(required=False, max_length=40, help_text="Check name, e.g. logprobs.")
         outcome = serializers.ChoiceField(
             choices=CompatOutcome.Outcome.choices, required=False, help_text="Latest outcome of the check."
@@ -542,8 +472,5 @@ class CompatMatrixApi(ListApi):
         responses={200: list_envelope("CompatMatrix", CompatCellSerializer)},
     )
     def get(self, request: Request) -> Response:
-        filters = query_params(self.FilterSerializer, request)
-        if filters.get("target"):
-            filters["target"] = filters["target"].slug
-        cells = selectors.compat_status_list(filters=filters)
+        cells = selectors.compat_status_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=CompatCellSerializer(cells, many=True).data)

@@ -9,14 +9,13 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from catalog.models import LanguageModel, ReportedFigure
+from catalog.models import ReportedFigure
 from catalog.selectors import BLENDED_QUANTUM
-from core.apis import ListApi, list_envelope, list_response
+from core.apis import ListApi, list_envelope, list_response, select_or_404
 from core.decimals import decimal_text
 from probes.selectors.models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
 from scoring.vocabulary import OUTPUT_SPEED, TTFAT, TTFT
@@ -200,10 +199,7 @@ class ModelDetailApi(ListApi):
         )},
     )
     def get(self, request: Request, slug: str) -> Response:
-        try:
-            comparison = model_comparison_get(slug=slug)
-        except LanguageModel.DoesNotExist:
-            raise NotFound(f'No model with the slug "{slug}".') from None
+        comparison = select_or_404(model_comparison_get, 'No model with the slug "{slug}".', slug=slug)
         model = comparison.model
         rows = [offering_row_value(row) for row in [*comparison.providers, *comparison.engines]]
         return Response({

@@ -8,7 +8,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.apis import Api
+from core.apis import Api, query_params
 from recommend.evidence import REFERENCE_MODEL, evidence_models, first_engine, published_evidence
 from recommend.forms import CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
@@ -25,15 +25,6 @@ from scoring.breakeven import BreakEvenError, Workload, gpu_costs, own_gpu_price
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
 from scoring.profile import Profile, ProfileError
 from scoring.ranking import recommend
-
-
-def _query_data(request: Request, *, lists: tuple[str, ...] = ()) -> dict:
-    """Query parameters as a plain dict; list parameters accept repeats and comma-separated values."""
-    data = {key: request.query_params.get(key) for key in request.query_params}
-    for name in lists:
-        values = [part.strip() for value in request.query_params.getlist(name) for part in value.split(",")]
-        data[name] = [value for value in values if value]
-    return data
 
 
 def _field_errors(errors: dict[str, str]) -> serializers.ValidationError:
@@ -216,9 +207,7 @@ class RecommendationApi(Api):
         responses={200: RecommendationSerializer},
     )
     def get(self, request: Request) -> Response:
-        query = RecommendationQuerySerializer(data=_query_data(request, lists=("needs",)))
-        query.is_valid(raise_exception=True)
-        values = dict(query.validated_data)
+        values = query_params(RecommendationQuerySerializer, request, lists=("needs",))
         model = values.pop("model")
         values["needs"] = tuple(values["needs"])
         try:
@@ -376,11 +365,10 @@ class FitApi(Api):
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
                    parameters=[FitQuerySerializer], responses={200: FitSerializer})
     def get(self, request: Request) -> Response:
-        query = FitQuerySerializer(data=_query_data(request))
-        query.is_valid(raise_exception=True)
+        query = query_params(FitQuerySerializer, request)
         specs = {spec.slug: spec for spec in hardware_spec_list()}
         try:
-            spec = fit_input_from(dict(query.validated_data), specs=specs)
+            spec = fit_input_from(query, specs=specs)
         except FitError as exc:
             raise _field_errors(exc.errors) from exc
         return Response(fit_as_dict(spec, calculate(spec)))
@@ -458,9 +446,7 @@ class BreakEvenApi(Api):
     @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
                    parameters=[BreakEvenQuerySerializer], responses={200: BreakEvenSerializer})
     def get(self, request: Request) -> Response:
-        query = BreakEvenQuerySerializer(data=_query_data(request))
-        query.is_valid(raise_exception=True)
-        data = query.validated_data
+        data = query_params(BreakEvenQuerySerializer, request)
         models = priced_models()
         model = priced_model_find(data["model"]) if data.get("model") else (models[0] if models else None)
         if data.get("model") and model is None:
