@@ -132,16 +132,8 @@ class Dashboard:
     percentile_window_days: int | None = None
 
     @property
-    def disabled_targets(self) -> list[ProbeTarget]:
-        return [target for target in self.targets if not target.enabled]
-
-    @property
     def not_configured_targets(self) -> list[ProbeTarget]:
         return [target for target in self.targets if target.configuration == ProbeTarget.NOT_CONFIGURED]
-
-    @property
-    def has_measurements(self) -> bool:
-        return bool(self.options)
 
     @property
     def measured_rows(self) -> list[DashboardRow]:

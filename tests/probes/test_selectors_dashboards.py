@@ -124,8 +124,8 @@ def test_enabled_target_without_its_key_variable_is_not_configured(now, monkeypa
     assert _row(board, "with-key").configuration == ProbeTarget.READY
     # A disabled template without figures is not a row, only a target to configure.
     assert "template" not in {row.target.slug for row in board.rows}
-    assert [target.slug for target in board.disabled_targets] == ["template"]
-    assert board.selected is None and board.has_measurements is False
+    assert [target.slug for target in board.targets if not target.enabled] == ["template"]
+    assert board.selected is None and board.options == []
 
 
 def test_disabled_target_with_past_figures_stays_visible_as_disabled(now):
