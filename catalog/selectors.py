@@ -354,6 +354,11 @@ def use_case_list(*, group: str | None = None) -> QuerySet[UseCase]:
     return use_cases.filter(group=group) if group else use_cases
 
 
+def use_case_get(*, slug: str) -> UseCase:
+    """One use case with its ordered recommendations and sources. Raises UseCase.DoesNotExist."""
+    return use_case_list().get(slug=slug)
+
+
 # --- Compare ---------------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from catalog.models import UseCase
+from catalog.selectors import use_case_get, use_case_list
 from core.cache import cached_page
 from recommend.forms import (
     BREAK_EVEN_DEFAULTS,
@@ -35,8 +36,6 @@ from recommend.selectors import (
     source_labels,
     token_prices,
     tool_names,
-    use_case_get,
-    use_case_list,
 )
 from scoring.breakeven import gpu_costs, own_gpu_price, provider_costs
 from scoring.fit import (
