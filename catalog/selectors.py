@@ -6,7 +6,7 @@ API response costs the same number of queries whether the catalog holds five too
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -294,6 +294,12 @@ def source_list() -> QuerySet[Source]:
 def source_get(*, key: str) -> Source:
     """Raises Source.DoesNotExist."""
     return Source.objects.get(key=key)
+
+
+def sources_by_title(sources: Iterable[Source | None]) -> list[Source]:
+    """Each of `sources` once (a missing one left out), by title: the sources list of a page."""
+    unique = {source.pk: source for source in sources if source is not None}
+    return sorted(unique.values(), key=lambda source: source.title.lower())
 
 
 def guide_sources(*, keys: Sequence[str]) -> list[Source]:
