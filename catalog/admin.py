@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.contrib.admin.options import InlineModelAdmin
+from django.db.models import Model
 
 from catalog.models import (
     ApiSurface,
@@ -24,50 +26,11 @@ from catalog.models import (
 )
 
 
-class PriceItemInline(admin.TabularInline):
-    model = PriceItem
-    extra = 0
-    fields = (
-        "position", "item", "model", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd",
-        "discount_percent", "is_lower_bound", "notes", "verified_on", "source",
-    )
-    autocomplete_fields = ("source", "model")
-
-
-class HardwareSupportInline(admin.TabularInline):
-    model = HardwareSupport
-    extra = 0
-    autocomplete_fields = ("hardware", "source")
-
-
-class ToolQuantFormatInline(admin.TabularInline):
-    model = ToolQuantFormat
-    extra = 0
-    autocomplete_fields = ("quant_format", "source")
-
-
-class ToolApiSurfaceInline(admin.TabularInline):
-    model = ToolApiSurface
-    extra = 0
-    autocomplete_fields = ("api_surface", "source")
-
-
-class ToolFeatureInline(admin.TabularInline):
-    model = ToolFeature
-    extra = 0
-    autocomplete_fields = ("feature", "source")
-
-
-class DocumentedAbsenceInline(admin.TabularInline):
-    model = DocumentedAbsence
-    extra = 0
-    autocomplete_fields = ("hardware", "quant_format", "feature", "api_surface", "source")
-
-
-class CaveatInline(admin.StackedInline):
-    model = Caveat
-    extra = 0
-    autocomplete_fields = ("source",)
+def _inline(link: type[Model], *autocomplete: str, style: type[InlineModelAdmin] = admin.TabularInline,
+            **options) -> type[InlineModelAdmin]:
+    """An inline of `link` rows without blank extra forms, its foreign keys `autocomplete` picked by search."""
+    return type(f"{link.__name__}Inline", (style,),
+                {"model": link, "extra": 0, "autocomplete_fields": autocomplete, **options})
 
 
 @admin.register(Tool)
@@ -80,13 +43,16 @@ class ToolAdmin(admin.ModelAdmin):
     autocomplete_fields = ("licence", "rating_source", "sources")
     ordering = ("name",)
     inlines = (
-        CaveatInline,
-        PriceItemInline,
-        HardwareSupportInline,
-        ToolQuantFormatInline,
-        ToolApiSurfaceInline,
-        ToolFeatureInline,
-        DocumentedAbsenceInline,
+        _inline(Caveat, "source", style=admin.StackedInline),
+        _inline(PriceItem, "source", "model", fields=(
+            "position", "item", "model", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd",
+            "discount_percent", "is_lower_bound", "notes", "verified_on", "source",
+        )),
+        _inline(HardwareSupport, "hardware", "source"),
+        _inline(ToolQuantFormat, "quant_format", "source"),
+        _inline(ToolApiSurface, "api_surface", "source"),
+        _inline(ToolFeature, "feature", "source"),
+        _inline(DocumentedAbsence, "hardware", "quant_format", "feature", "api_surface", "source"),
     )
 
 
@@ -191,19 +157,13 @@ class CaveatAdmin(admin.ModelAdmin):
     autocomplete_fields = ("tool", "source")
 
 
-class UseCaseRecommendationInline(admin.TabularInline):
-    model = UseCaseRecommendation
-    extra = 0
-    autocomplete_fields = ("tool", "source")
-
-
 @admin.register(UseCase)
 class UseCaseAdmin(admin.ModelAdmin):
     list_display = ("title", "slug", "group", "position")
     list_filter = ("group",)
     search_fields = ("title", "slug", "question", "summary")
     autocomplete_fields = ("sources",)
-    inlines = (UseCaseRecommendationInline,)
+    inlines = (_inline(UseCaseRecommendation, "tool", "source"),)
 
 
 @admin.register(UseCaseRecommendation)
@@ -224,13 +184,6 @@ class HardwareSpecAdmin(admin.ModelAdmin):
     autocomplete_fields = ("hardware_target", "source")
 
 
-class ModelOfferingInline(admin.TabularInline):
-    model = ModelOffering
-    extra = 0
-    fields = ("tool", "api_model_id", "context_tokens", "notes", "verified_on", "source")
-    autocomplete_fields = ("tool", "source")
-
-
 @admin.register(LanguageModel)
 class LanguageModelAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "publisher", "params_total_b", "params_active_b", "context_tokens", "licence")
@@ -239,7 +192,8 @@ class LanguageModelAdmin(admin.ModelAdmin):
     list_select_related = ("licence",)
     prepopulated_fields = {"slug": ("name",)}
     autocomplete_fields = ("licence", "source")
-    inlines = (ModelOfferingInline,)
+    inlines = (_inline(ModelOffering, "tool", "source",
+                       fields=("tool", "api_model_id", "context_tokens", "notes", "verified_on", "source")),)
 
 
 @admin.register(ModelOffering)

@@ -6,7 +6,7 @@ API response costs the same number of queries whether the catalog holds five too
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -296,6 +296,12 @@ def source_get(*, key: str) -> Source:
     return Source.objects.get(key=key)
 
 
+def sources_by_title(sources: Iterable[Source | None]) -> list[Source]:
+    """Each of `sources` once (a missing one left out), by title: the sources list of a page."""
+    unique = {source.pk: source for source in sources if source is not None}
+    return sorted(unique.values(), key=lambda source: source.title.lower())
+
+
 def guide_sources(*, keys: Sequence[str]) -> list[Source]:
     """The sources among `keys` that the catalog holds, by key."""
     return list(source_list().filter(key__in=keys))
@@ -352,6 +358,11 @@ def use_case_list(*, group: str | None = None) -> QuerySet[UseCase]:
         Prefetch("sources", queryset=Source.objects.order_by("key")),
     )
     return use_cases.filter(group=group) if group else use_cases
+
+
+def use_case_get(*, slug: str) -> UseCase:
+    """One use case with its ordered recommendations and sources. Raises UseCase.DoesNotExist."""
+    return use_case_list().get(slug=slug)
 
 
 # --- Compare ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from django.shortcuts import render
 
 from catalog.comparison import compare_matrix, matrix_csv_rows
 from catalog.forms import CatalogFilterForm
-from catalog.models import Source, Tool
+from catalog.models import Tool
 from catalog.selectors import (
     COMPARE_MAX_TOOLS,
     COMPARE_MIN_TOOLS,
@@ -16,6 +16,7 @@ from catalog.selectors import (
     compare_parse_slugs,
     compare_split_slugs,
     guide_sources,
+    sources_by_title,
     tool_compare,
     tool_get,
     tool_list,
@@ -36,14 +37,6 @@ GUIDE_SOURCE_KEYS = (
     "fireworks-docs-openai",
 )
 
-def _unique_sources(sources) -> list[Source]:
-    seen: dict[int, Source] = {}
-    for source in sources:
-        if source is not None and source.pk not in seen:
-            seen[source.pk] = source
-    return sorted(seen.values(), key=lambda source: source.title.lower())
-
-
 @cached_page()
 def catalog_index(request: HttpRequest) -> HttpResponse:
     form = CatalogFilterForm(request.GET)
@@ -57,7 +50,7 @@ def catalog_index(request: HttpRequest) -> HttpResponse:
             "ignored": form.ignored(),
             "is_filtered": form.is_filtered(),
             "chosen_filters": sum(name != "q" for name in form.filters()),
-            "page_sources": _unique_sources(tool.rating_source for tool in tools),
+            "page_sources": sources_by_title(tool.rating_source for tool in tools),
         },
     )
 
@@ -70,7 +63,7 @@ def tool_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404(f"No tool with the slug {slug!r}.") from None
     caveats = list(tool.caveats.all())
     price_items = list(tool.price_items.all())
-    page_sources = _unique_sources(
+    page_sources = sources_by_title(
         [
             *tool.sources.all(),
             tool.rating_source,
@@ -111,16 +104,13 @@ def compare(request: HttpRequest) -> HttpResponse:
     matrix = compare_matrix(compared) if compared else None
     only_differences = request.GET.get("only") == ONLY_DIFFERENCES
     slugs = [tool.slug for tool in compared or []]
-    page_sources = _unique_sources(source for tool in compared or [] for source in tool.sources.all())
+    page_sources = sources_by_title(source for tool in compared or [] for source in tool.sources.all())
     return render(
         request,
         "catalog/compare.html",
         {
             "comparison": matrix,
             "matrix": matrix.only_differences() if matrix and only_differences else matrix,
-            "all_rows": matrix.row_count if matrix else 0,
-            "differing_rows": matrix.differing_count if matrix else 0,
-            "partly_stated_rows": matrix.partly_stated_count if matrix else 0,
             "only_differences": only_differences,
             "tools_param": ",".join(slugs),
             "error": error,

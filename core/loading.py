@@ -286,14 +286,6 @@ def to_date(value: Any) -> datetime.date | None:
         raise ValueError(f"expected a date (YYYY-MM-DD), got {value!r}") from exc
 
 
-def to_mapping(value: Any) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValueError(f"expected a mapping, got {value!r}")
-    return {str(key): to_text(item) for key, item in value.items()}
-
-
 # --- reading the files ----------------------------------------------------------------------
 
 

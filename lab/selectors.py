@@ -4,7 +4,7 @@ target's history split where the server-reported engine or model changed. Each a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
@@ -85,12 +85,7 @@ class SweepChart:
     series: list[ChartSeries] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {
-            "mode": self.mode,
-            "hardware": self.hardware,
-            "workload": self.workload,
-            "series": [{"run_id": s.run_id, "label": s.label, "points": s.points} for s in self.series],
-        }
+        return asdict(self)
 
 
 def _points(levels) -> list[dict]:

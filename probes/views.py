@@ -13,7 +13,7 @@ from probe_client.config import api_key_env_error
 from probes.selectors import dashboards
 from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM
 from probes.selectors.dashboards import ENGINES, PROVIDERS
-from probes.selectors.methodology import buffered_stream_rule, freshness_report, probe_schedule, probe_workloads
+from probes.selectors.methodology import buffered_share_percent, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
 from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, OUTPUT_SPEED, PAGE_METRICS, TTFT
 
@@ -81,7 +81,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "schedule": probe_schedule(),
         "workloads": probe_workloads(),
         "percentile_window_days": settings.PROBE_SUMMARY_WINDOW_DAYS,
-        "buffered_rule": buffered_stream_rule(),
+        "buffered_share_percent": buffered_share_percent(),
         "outcome_legend": MEASURED_OUTCOMES,
         "checks": CHECKS.values(),
         "stale_single_hours": int(STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),

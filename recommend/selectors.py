@@ -23,7 +23,6 @@ from catalog.models import (
     Tool,
     ToolApiSurface,
     ToolQuantFormat,
-    UseCase,
     UseCaseRecommendation,
 )
 from catalog.selectors import reported_figures_for_scoring
@@ -44,20 +43,6 @@ from scoring.ranking import (
 from scoring.vocabulary import METRIC_BY_REPORTED, OUTPUT_SPEED, TTFAT, TTFT, model_slug
 
 MEASURED_LABEL = "Measured by Inference Atlas probes"
-
-
-def use_case_list() -> QuerySet[UseCase]:
-    return UseCase.objects.prefetch_related(
-        Prefetch(
-            "recommendations",
-            queryset=UseCaseRecommendation.objects.select_related("tool", "source").order_by("position"),
-        ),
-        "sources",
-    ).order_by("group", "position", "title")
-
-
-def use_case_get(*, slug: str) -> UseCase:
-    return use_case_list().get(slug=slug)
 
 
 def _tools_with_relations() -> QuerySet[Tool]:
@@ -100,10 +85,7 @@ def _catalog_data() -> CatalogData:
             source_key=item.source.key,
             verified_on=_date(item.verified_on or item.source.verified_on),
         )
-        for item in PriceItem.objects.filter(
-            unit=PriceItem.Unit.PER_MTOK, tier=PriceItem.Tier.ON_DEMAND, tool__kind=Tool.Kind.PROVIDER,
-            input_usd_per_mtok__isnull=False, output_usd_per_mtok__isnull=False,
-        ).select_related("tool", "source").order_by("tool__slug", "position", "id")
+        for item in _provider_token_price_items().order_by("tool__slug", "position", "id")
     )
     speeds = tuple(
         SpeedInfo(
@@ -227,12 +209,17 @@ def _hardware_specs() -> QuerySet[HardwareSpec]:
     return HardwareSpec.objects.select_related("source").order_by("position", "name")
 
 
-def _token_prices() -> list[TokenPrice]:
-    items = PriceItem.objects.filter(
+def _provider_token_price_items() -> QuerySet[PriceItem]:
+    """Hosted providers' on-demand prices per token that state both the input and the output price."""
+    return PriceItem.objects.filter(
         unit=PriceItem.Unit.PER_MTOK, tier=PriceItem.Tier.ON_DEMAND, tool__kind=Tool.Kind.PROVIDER,
         input_usd_per_mtok__isnull=False, output_usd_per_mtok__isnull=False,
-    ).select_related("tool", "source", "model").order_by("tool__name", "position", "id")
-    prices = [
+    ).select_related("tool", "source")
+
+
+def _token_prices() -> list[TokenPrice]:
+    items = _provider_token_price_items().select_related("model").order_by("tool__name", "position", "id")
+    return [
         TokenPrice(
             tool=item.tool.slug, tool_name=item.tool.name, item=item.item,
             input_usd_per_mtok=float(item.input_usd_per_mtok), output_usd_per_mtok=float(item.output_usd_per_mtok),
@@ -244,7 +231,6 @@ def _token_prices() -> list[TokenPrice]:
         )
         for item in items
     ]
-    return prices
 
 
 def _gpu_prices() -> list[GpuPrice]:

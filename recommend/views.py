@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from catalog.models import UseCase
+from catalog.selectors import sources_by_title, use_case_get, use_case_list
 from core.cache import cached_page
 from recommend.forms import (
     BREAK_EVEN_DEFAULTS,
@@ -35,8 +36,6 @@ from recommend.selectors import (
     source_labels,
     token_prices,
     tool_names,
-    use_case_get,
-    use_case_list,
 )
 from scoring.breakeven import gpu_costs, own_gpu_price, provider_costs
 from scoring.fit import (
@@ -116,8 +115,7 @@ def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "choices": _conditional_choices(use_case.slug, recommended),
         "listed_not_recommended": [item for item in recommendations if not item.is_recommended],
         "wizard_hardware": RECIPE_HARDWARE_BY_USE_CASE.get(use_case.slug),
-        "page_sources": sorted({*use_case.sources.all(), *(item.source for item in recommendations)},
-                               key=lambda source: source.title.lower()),
+        "page_sources": sources_by_title([*use_case.sources.all(), *(item.source for item in recommendations)]),
     })
 
 
@@ -292,7 +290,7 @@ def fit(request: HttpRequest) -> HttpResponse:
         tensor_parallel_source=VLLM_TENSOR_PARALLEL_RULE, gpt_oss_card=GPT_OSS_MODEL_CARD,
         engine_guide=answer_sources(keys={ENGINE_GUIDE}).get(ENGINE_GUIDE),
         rule_of_thumb=rule_of_thumb_24gb(by_slug.get(RULE_OF_THUMB_CARD)),
-        specs=specs, page_sources=sorted({spec.source for spec in specs}, key=lambda source: source.title.lower()),
+        specs=specs, page_sources=sources_by_title(spec.source for spec in specs),
     )
 
 

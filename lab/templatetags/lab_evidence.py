@@ -8,7 +8,7 @@ register = template.Library()
 
 
 @register.inclusion_tag("lab/_engine_evidence.html")
-def engine_evidence(model_slug: str, *, heading_level: int = 2) -> dict:
+def engine_evidence(model_slug: str) -> dict:
     """Every comparison of several engines on one model, with links to the model × hardware pages."""
     found = evidence.comparisons(model=model_slug, engines_at_least=2)
-    return {"comparisons": found, "model_slug": model_slug, "heading_level": heading_level}
+    return {"comparisons": found, "model_slug": model_slug}

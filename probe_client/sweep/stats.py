@@ -145,10 +145,6 @@ class LevelResult:
     schedule_lag_ms: dict | None = None
     samples: list[Sample] = field(default_factory=list, repr=False)
 
-    @property
-    def error_count(self) -> int:
-        return self.requests - self.ok
-
     def to_dict(self, *, with_samples: bool = False) -> dict:
         document = {
             "mode": self.mode,

@@ -24,24 +24,17 @@ def measurement_summary_list(*, filters: Mapping[str, Any] | None = None) -> Que
         .only(*SUMMARY_FIELDS)
         .order_by("target__name", "target__slug", "workload", "concurrency", "id")
     )
-    if filters.get("target"):
-        queryset = queryset.filter(target__slug=filters["target"])
-    if filters.get("tool"):
-        queryset = queryset.filter(target__tool__slug=filters["tool"])
-    if filters.get("workload"):
-        queryset = queryset.filter(workload=filters["workload"])
-    if filters.get("concurrency"):
-        queryset = queryset.filter(concurrency=filters["concurrency"])
+    for name, lookup in (("target", "target__slug"), ("tool", "target__tool__slug"), ("workload", "workload"),
+                         ("concurrency", "concurrency")):
+        if filters.get(name):
+            queryset = queryset.filter(**{lookup: filters[name]})
     return queryset
 
 
 def compat_status_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[CompatStatus]:
     filters = filters or {}
     queryset = CompatStatus.objects.select_related("target").order_by("target__name", "target__slug", "check_name")
-    if filters.get("target"):
-        queryset = queryset.filter(target__slug=filters["target"])
-    if filters.get("check"):
-        queryset = queryset.filter(check_name=filters["check"])
-    if filters.get("outcome"):
-        queryset = queryset.filter(outcome=filters["outcome"])
+    for name, lookup in (("target", "target__slug"), ("check", "check_name"), ("outcome", "outcome")):
+        if filters.get(name):
+            queryset = queryset.filter(**{lookup: filters[name]})
     return queryset

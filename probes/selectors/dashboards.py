@@ -52,13 +52,10 @@ class DashboardRow:
     measured_elsewhere: bool = False
 
     @property
-    def success_rate(self) -> float | None:
-        """The 72-hour success rate, matching the 72-hour medians beside it (None without recent requests)."""
-        return None if self.summary is None else self.summary.success_rate_72h
-
-    @property
     def success_percent(self) -> float | None:
-        rate = self.success_rate
+        """The 72-hour success rate in percent, matching the 72-hour medians beside it (None without recent
+        requests)."""
+        rate = None if self.summary is None else self.summary.success_rate_72h
         return None if rate is None else rate * 100
 
     def figure(self, key: str) -> float | None:
@@ -85,15 +82,12 @@ class CompatMatrix:
         return bool(self.rows)
 
     @property
-    def by_check(self) -> list[tuple[str, list[CompatCell]]]:
-        """The matrix transposed: one line per check, one cell per target, for a table with checks as rows."""
-        return [(check, [row.cells[position] for row in self.rows]) for position, check in enumerate(self.checks)]
-
-    @property
     def lines(self) -> list[tuple[str, CompatCheck | None, list[CompatCell]]]:
-        """by_check with the suite's registration of each check (what it sends and when it counts as supported);
-        None for a check found in stored cells that the suite no longer runs."""
-        return [(name, CHECKS.get(name), cells) for name, cells in self.by_check]
+        """The matrix transposed for a table with checks as rows: one line per check, with the suite's registration
+        of the check (what it sends and when it counts as supported; None for a check found in stored cells that
+        the suite no longer runs) and one cell per target."""
+        return [(name, CHECKS.get(name), [row.cells[position] for row in self.rows])
+                for position, name in enumerate(self.checks)]
 
 
 def _compat_matrix(targets: list[ProbeTarget], statuses: Iterable[CompatStatus]) -> CompatMatrix:
@@ -132,16 +126,8 @@ class Dashboard:
     percentile_window_days: int | None = None
 
     @property
-    def disabled_targets(self) -> list[ProbeTarget]:
-        return [target for target in self.targets if not target.enabled]
-
-    @property
     def not_configured_targets(self) -> list[ProbeTarget]:
         return [target for target in self.targets if target.configuration == ProbeTarget.NOT_CONFIGURED]
-
-    @property
-    def has_measurements(self) -> bool:
-        return bool(self.options)
 
     @property
     def measured_rows(self) -> list[DashboardRow]:

@@ -150,14 +150,9 @@ def probe_schedule() -> list[ScheduleEntry]:
     return entries
 
 
-@dataclass(frozen=True)
-class BufferedStreamRule:
-    share_percent: float
-
-
-def buffered_stream_rule() -> BufferedStreamRule:
-    """The threshold the probe client flags a buffered stream with, for the methodology page to quote."""
-    return BufferedStreamRule(share_percent=stream_analysis.BUFFERED_SHARE * 100)
+def buffered_share_percent() -> float:
+    """The threshold the probe client flags a buffered stream with, in percent, for the methodology page to quote."""
+    return stream_analysis.BUFFERED_SHARE * 100
 
 
 @dataclass(frozen=True)

@@ -141,16 +141,9 @@ class OfferingRow:
         return self.measured_figure(key)
 
     @property
-    def output_speed_also_reported(self) -> Figure | None:
-        return self.also_reported("output_speed_tps")
-
-    @property
-    def ttft_also_reported(self) -> Figure | None:
-        return self.also_reported("ttft_ms")
-
-    @property
-    def ttfat_also_reported(self) -> Figure | None:
-        return self.also_reported("ttfat_ms")
+    def figure_cells(self) -> list[tuple[Metric, Figure | None, Figure | None]]:
+        """(metric, the column's figure, the other kind of figure under it) for each figure column."""
+        return [(metric, self.columns.get(metric.key), self.also_reported(metric.key)) for metric in COLUMN_METRICS]
 
     @property
     def documented_problems(self) -> list[tuple[str, str]]:

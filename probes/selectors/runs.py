@@ -1,7 +1,6 @@
 """Reads of probe targets and runs: the one contract of each, for the API, the CLI, the admin and the services."""
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,18 +40,10 @@ def probe_run_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Prob
     ``until`` (on the queue time). Unordered: the caller orders and pages them by primary key (keyset)."""
     filters = filters or {}
     queryset = ProbeRun.objects.select_related("target")
-    if filters.get("target"):
-        queryset = queryset.filter(target__slug=filters["target"])
-    if filters.get("suite"):
-        queryset = queryset.filter(suite=filters["suite"])
-    if filters.get("status"):
-        queryset = queryset.filter(status=filters["status"])
-    since: datetime.datetime | None = filters.get("since")
-    until: datetime.datetime | None = filters.get("until")
-    if since:
-        queryset = queryset.filter(queued_at__gte=since)
-    if until:
-        queryset = queryset.filter(queued_at__lt=until)
+    for name, lookup in (("target", "target__slug"), ("suite", "suite"), ("status", "status"),
+                         ("since", "queued_at__gte"), ("until", "queued_at__lt")):
+        if filters.get(name):
+            queryset = queryset.filter(**{lookup: filters[name]})
     return queryset
 
 

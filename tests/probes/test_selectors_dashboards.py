@@ -49,7 +49,7 @@ def test_rows_carry_the_72h_medians_of_the_selected_workload(now):
     assert row.figure("ttft_ms") == 180
     assert row.figure("output_speed_tps") == 450.5
     assert [figures.metric.key for figures in row.figures] == ["ttft_ms", "ttfat_ms", "output_speed_tps", "e2e_ms"]
-    assert row.success_rate == 0.975
+    assert row.success_percent == pytest.approx(97.5)
     assert row.configuration == ProbeTarget.READY
     assert _row(board, "groq-oss-10k").summary is None
     assert _row(board, "groq-oss-10k").measured_elsewhere is True
@@ -124,8 +124,8 @@ def test_enabled_target_without_its_key_variable_is_not_configured(now, monkeypa
     assert _row(board, "with-key").configuration == ProbeTarget.READY
     # A disabled template without figures is not a row, only a target to configure.
     assert "template" not in {row.target.slug for row in board.rows}
-    assert [target.slug for target in board.disabled_targets] == ["template"]
-    assert board.selected is None and board.has_measurements is False
+    assert [target.slug for target in board.targets if not target.enabled] == ["template"]
+    assert board.selected is None and board.options == []
 
 
 def test_disabled_target_with_past_figures_stays_visible_as_disabled(now):
@@ -207,7 +207,7 @@ def test_compat_matrix_follows_the_client_check_order_and_transposes(now):
 
     assert matrix.checks == checks
     assert [row.target.slug for row in matrix.rows] == ["first", "second"]
-    line = dict(matrix.by_check)[checks[1]]
+    line = {name: cells for name, _check, cells in matrix.lines}[checks[1]]
     assert [cell.outcome for cell in line] == ["rejected", ""]
     assert "HTTP 400" in line[0].hover_text and "not allowed" in line[0].hover_text
     assert line[1].label == "Not checked"
