@@ -82,12 +82,9 @@ class StreamAnalysis:
     request_id: str = ""
     model: str = ""
     system_fingerprint: str = ""
-    choice_indices: set = field(default_factory=set)
     usage_in_finish_chunk: bool = False
     usage_in_separate_chunk: bool = False
     error: ProbeError | None = None
-    events: int = 0
-    comments: int = 0
 
 
 def _nonempty(value) -> bool:
@@ -96,7 +93,7 @@ def _nonempty(value) -> bool:
 
 def analyze_events(events: list[SSEEvent], secrets: tuple[str, ...] = ()) -> StreamAnalysis:
     """Interpret decoded SSE events as OpenAI chat-completion chunks."""
-    analysis = StreamAnalysis(events=len(events))
+    analysis = StreamAnalysis()
     content_parts: list[str] = []
     reasoning_parts: list[str] = []
     for event in events:
@@ -170,7 +167,6 @@ def _read_chunk(chunk: dict, event: SSEEvent, analysis: StreamAnalysis, content_
         for choice in choices:
             if not isinstance(choice, dict):
                 continue
-            analysis.choice_indices.add(choice.get("index", 0))
             if choice.get("finish_reason"):
                 analysis.finish_reasons.append(str(choice["finish_reason"]))
                 has_finish = True
@@ -356,7 +352,6 @@ def measure(
             )
         events, decoder = decode_reads(exchange.reads)
         analysis = analyze_events(events, secrets)
-        analysis.comments = decoder.comments
         if error is None and analysis.error is not None:
             error = analysis.error
         if error is None and decoder.problems:

@@ -114,10 +114,9 @@ class _Session:
 
 
 def _fatal(samples: list[Sample]) -> Sample | None:
-    if samples and not any(s.ok for s in samples):
-        first = samples[0]
-        if first.error_class in FATAL_ERRORS:
-            return first
+    """The first sample, when every sample failed and its failure stops the suite."""
+    if samples and not any(s.ok for s in samples) and samples[0].error_class in FATAL_ERRORS:
+        return samples[0]
     return None
 
 
