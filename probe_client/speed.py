@@ -206,8 +206,6 @@ async def run_speed_suite(
                     in_flight += 1
                     try:
                         exchange, used = await one_request(index)
-                    except asyncio.CancelledError:
-                        raise
                     except Exception as error:  # a bug in the client must not lose the run
                         if _is_control_exception(error):
                             raise
@@ -251,8 +249,6 @@ async def _settle_parameters(send: Callable[[int], Awaitable[object]]) -> None:
     """
     try:
         await send(-1)
-    except asyncio.CancelledError:
-        raise
     except Exception as error:  # noqa: BLE001 - see the docstring
         logger.debug("parameter-settling request failed: %s", type(error).__name__)
 

@@ -388,8 +388,6 @@ async def _run_level(
                 http, config, shape, nonce=f"{level_nonce}-{index}", prefix_seed=prefix_seed, params=params,
                 streaming=workload.streaming,
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # a bug in the client must not lose the level
             if _is_control_exception(error):
                 raise
