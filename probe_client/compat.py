@@ -26,14 +26,13 @@ from .config import EndpointConfig
 from .http import Exchange, ProbeHTTP
 from .results import CompatCheckResult, CompatResult
 from .secrets import redact
-from .speed import _is_control_exception, _notify
+from .speed import FATAL_ERRORS, _is_control_exception, _notify
 from .sse import decode_reads
-from .stream_analysis import analyze_events, engine_headers, measure, token_count
+from .stream_analysis import StreamAnalysis, analyze_events, engine_headers, measure, token_count
 
 logger = logging.getLogger(__name__)
 
 NOT_ABOUT_THE_REQUEST = frozenset({401, 403, 404, 408, 429})
-FATAL_ERRORS = frozenset({"auth_missing", "auth_failed", "connect_error", "connect_timeout", "redirect"})
 SMALL = 16
 ROOM = 400  # reasoning models spend tokens before answering: every check that inspects the answer needs room
 LIMIT_UNDER_TEST = 5
@@ -74,13 +73,21 @@ PROMPT_LONG = "Write a long story about a lighthouse keeper. Keep writing until 
 PROMPT_RANDOM = "Write one random, unusual sentence."
 
 
+class _Decided(Exception):
+    """Raised when an exchange decides its check's outcome before the answer is judged (the request failed, the
+    response is unreadable), so that each check only says how it judges an answer."""
+
+    def __init__(self, result: CompatCheckResult) -> None:
+        super().__init__(result.detail)
+        self.result = result
+
+
 class _Context:
     def __init__(self, http: ProbeHTTP, config: EndpointConfig) -> None:
         self.http = http
         self.config = config
         self.token_param = "max_tokens"
         self.server_info: dict = {}
-        self.fatal: CompatCheckResult | None = None
 
     def body(self, prompt: str, *, max_tokens: int = SMALL, temperature: float = 0.0, **extra) -> dict:
         body = {
@@ -92,9 +99,13 @@ class _Context:
         body.update(extra)
         return body
 
-    async def post(self, body: dict, *, stream: bool = False, max_events: int | None = None) -> Exchange:
+    async def post(self, name: str, body: dict, *, stream: bool = False, max_events: int | None = None) -> Exchange:
+        """Send a request of the check ``name``; a failed exchange decides the check (``_Decided``)."""
         exchange = await self.http.post(body, stream=stream, max_events=max_events)
         self.server_info.update(engine_headers(exchange.headers))
+        failed = failure(name, exchange, self.http.secrets())
+        if failed is not None:
+            raise _Decided(failed)
         return exchange
 
 
@@ -148,19 +159,38 @@ def failure(name: str, exchange: Exchange, secrets: tuple[str, ...]) -> CompatCh
     return CompatCheckResult(name, "error", status, message, f"{error.error_class}: {redact(error.message, secrets)}")
 
 
-def _json_body(name: str, exchange: Exchange) -> tuple[dict | None, CompatCheckResult | None]:
+def _result(name: str, outcome: str, exchange: Exchange, detail: str) -> CompatCheckResult:
+    """The outcome of a check whose request went through: its status, what was seen, no provider message."""
+    return CompatCheckResult(name, outcome, exchange.status, "", detail)
+
+
+async def _answer(name: str, ctx: _Context, body: dict) -> tuple[dict, Exchange]:
+    """Send a non-streamed request: its JSON answer (with at least one choice) and the exchange."""
+    exchange = await ctx.post(name, body)
     try:
         data = exchange.json()
     except (ValueError, UnicodeDecodeError):
-        return None, CompatCheckResult(name, "error", exchange.status, "", "invalid_json: the response is not JSON")
+        raise _Decided(_result(name, "error", exchange, "invalid_json: the response is not JSON")) from None
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-        return None, CompatCheckResult(name, "error", exchange.status, "", "invalid_json: no choices in the response")
-    return data, None
+        raise _Decided(_result(name, "error", exchange, "invalid_json: no choices in the response"))
+    return data, exchange
+
+
+async def _streamed(
+    name: str, ctx: _Context, body: dict, *, tolerated: tuple[str, ...] = ()
+) -> tuple[StreamAnalysis, Exchange]:
+    """Send a streamed request: the analysis of a stream that was sound (or failed only in a ``tolerated``
+    way) and the exchange."""
+    exchange = await ctx.post(name, body, stream=True)
+    secrets = ctx.http.secrets()
+    measured, analysis = measure(exchange, index=0, read_timeout_s=ctx.config.read_timeout_s, secrets=secrets)
+    if not measured.ok and measured.error_class not in tolerated:
+        raise _Decided(_result(name, "error", exchange, f"{measured.error_class}: {measured.error_message}"))
+    return analysis, exchange
 
 
 def _message(data: dict) -> dict:
-    choice = data["choices"][0]
-    return choice.get("message") or {}
+    return data["choices"][0].get("message") or {}
 
 
 def _finish(data: dict) -> str:
@@ -189,15 +219,6 @@ def _periodic(text: str) -> bool:
     return len(text) >= 2 and (text + text).find(text, 1) < len(text)
 
 
-async def _non_stream(name: str, ctx: _Context, body: dict) -> tuple[dict | None, CompatCheckResult | None, Exchange]:
-    exchange = await ctx.post(body)
-    failed = failure(name, exchange, ctx.http.secrets())
-    if failed is not None:
-        return None, failed, exchange
-    data, failed = _json_body(name, exchange)
-    return data, failed, exchange
-
-
 @compat_check(
     "stream_usage",
     parameters=("stream_options.include_usage",),
@@ -206,28 +227,12 @@ async def _non_stream(name: str, ctx: _Context, body: dict) -> tuple[dict | None
 )
 async def check_stream_usage(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_SHORT, stream=True, stream_options={"include_usage": True})
-    exchange = await ctx.post(body, stream=True)
-    failed = failure(name, exchange, ctx.http.secrets())
-    if failed is not None:
-        return failed
-    measured, analysis = measure(
-        exchange, index=0, read_timeout_s=ctx.config.read_timeout_s, secrets=ctx.http.secrets()
-    )
-    if not measured.ok and measured.error_class not in ("no_tokens",):
-        return CompatCheckResult(
-            name, "error", exchange.status, "", f"{measured.error_class}: {measured.error_message}"
-        )
-    usage = analysis.usage or {}
-    if token_count(usage.get("completion_tokens")) is not None:
+    analysis, exchange = await _streamed(name, ctx, body, tolerated=("no_tokens",))
+    completion_tokens = (analysis.usage or {}).get("completion_tokens")
+    if token_count(completion_tokens) is not None:
         placement = "in the finish chunk" if analysis.usage_in_finish_chunk else "in a separate chunk"
-        return CompatCheckResult(
-            name,
-            "supported",
-            exchange.status,
-            "",
-            f"usage {placement}: {usage.get('completion_tokens')} completion tokens",
-        )
-    return CompatCheckResult(name, "ignored", exchange.status, "", "stream completed without a usage object")
+        return _result(name, "supported", exchange, f"usage {placement}: {completion_tokens} completion tokens")
+    return _result(name, "ignored", exchange, "stream completed without a usage object")
 
 
 def _logprob_entries(logprobs) -> tuple[int, int]:
@@ -253,13 +258,11 @@ def _logprob_entries(logprobs) -> tuple[int, int]:
     supported_when="log-probabilities come back (OpenAI or Together shape)",
 )
 async def check_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
-    data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True))
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True))
     entries, _ = _logprob_entries(data["choices"][0].get("logprobs"))
     if entries:
-        return CompatCheckResult(name, "supported", exchange.status, "", f"log probabilities for {entries} tokens")
-    return CompatCheckResult(name, "ignored", exchange.status, "", "no logprobs in the response")
+        return _result(name, "supported", exchange, f"log probabilities for {entries} tokens")
+    return _result(name, "ignored", exchange, "no logprobs in the response")
 
 
 @compat_check(
@@ -269,17 +272,12 @@ async def check_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
     supported_when="at least two alternatives per token",
 )
 async def check_top_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
-    data, failed, exchange = await _non_stream(
-        name, ctx, ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True, top_logprobs=3)
-    )
-    if failed:
-        return failed
+    body = ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True, top_logprobs=3)
+    data, exchange = await _answer(name, ctx, body)
     entries, alternatives = _logprob_entries(data["choices"][0].get("logprobs"))
     if entries and alternatives >= 2:
-        return CompatCheckResult(
-            name, "supported", exchange.status, "", f"up to {alternatives} alternatives per token (asked 3)"
-        )
-    return CompatCheckResult(name, "ignored", exchange.status, "", "no top_logprobs alternatives in the response")
+        return _result(name, "supported", exchange, f"up to {alternatives} alternatives per token (asked 3)")
+    return _result(name, "ignored", exchange, "no top_logprobs alternatives in the response")
 
 
 @compat_check(
@@ -290,31 +288,17 @@ async def check_top_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
 )
 async def check_logit_bias(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_SHORT, max_tokens=LIMIT_UNDER_TEST, logit_bias={BIAS_TOKEN_ID: 100})
-    data, failed, exchange = await _non_stream(name, ctx, body)
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, body)
     content = _content(data)
     # The biased token may be whitespace (id 15 is a newline byte in some SentencePiece vocabularies), so only
     # an empty answer, or a non-repeating blank one, leaves nothing to check.
     if not content or (not content.strip() and not _periodic(content)):
-        return CompatCheckResult(
-            name, "accepted", exchange.status, "", "accepted; no answer text to check the bias against"
-        )
+        return _result(name, "accepted", exchange, "accepted; no answer text to check the bias against")
     if _periodic(content):
-        return CompatCheckResult(
-            name,
-            "supported",
-            exchange.status,
-            "",
-            f"a +100 bias on token {BIAS_TOKEN_ID} made the answer repeat one token: {content[:40]!r}",
-        )
-    return CompatCheckResult(
-        name,
-        "ignored",
-        exchange.status,
-        "",
-        f"a +100 bias on token {BIAS_TOKEN_ID} did not make one token repeat: {content[:60]!r}",
-    )
+        detail = f"a +100 bias on token {BIAS_TOKEN_ID} made the answer repeat one token: {content[:40]!r}"
+        return _result(name, "supported", exchange, detail)
+    detail = f"a +100 bias on token {BIAS_TOKEN_ID} did not make one token repeat: {content[:60]!r}"
+    return _result(name, "ignored", exchange, detail)
 
 
 @compat_check(
@@ -324,20 +308,11 @@ async def check_logit_bias(ctx: _Context, name: str) -> CompatCheckResult:
     supported_when="two choices come back",
 )
 async def check_n(ctx: _Context, name: str) -> CompatCheckResult:
-    data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_SHORT, n=2, temperature=0.7))
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, ctx.body(PROMPT_SHORT, n=2, temperature=0.7))
     count = len(data["choices"])
     if count >= 2:
-        return CompatCheckResult(name, "supported", exchange.status, "", f"{count} choices for n=2")
-    return CompatCheckResult(name, "ignored", exchange.status, "", f"{count} choice for n=2")
-
-
-def _valid_call(call: dict) -> tuple[str, object]:
-    function = call.get("function") or {}
-    arguments = function.get("arguments")
-    parsed = _parse_json_text(arguments) if isinstance(arguments, str) else arguments
-    return str(function.get("name") or ""), parsed
+        return _result(name, "supported", exchange, f"{count} choices for n=2")
+    return _result(name, "ignored", exchange, f"{count} choice for n=2")
 
 
 @compat_check(
@@ -348,20 +323,18 @@ def _valid_call(call: dict) -> tuple[str, object]:
 )
 async def check_tools(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_WEATHER, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto")
-    data, failed, exchange = await _non_stream(name, ctx, body)
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, body)
     calls = _tool_calls(data)
-    if calls:
-        function, arguments = _valid_call(calls[0])
-        if function == "get_weather" and isinstance(arguments, dict):
-            return CompatCheckResult(
-                name, "supported", exchange.status, "", f"tool call get_weather({json.dumps(arguments)[:80]})"
-            )
-        return CompatCheckResult(
-            name, "accepted", exchange.status, "", f"a tool call with unusable name/arguments: {function!r}"
-        )
-    return CompatCheckResult(name, "accepted", exchange.status, "", "answered in text without a tool call")
+    if not calls:
+        return _result(name, "accepted", exchange, "answered in text without a tool call")
+    function = calls[0].get("function") or {}
+    called = str(function.get("name") or "")
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        arguments = _parse_json_text(arguments)
+    if called == "get_weather" and isinstance(arguments, dict):
+        return _result(name, "supported", exchange, f"tool call get_weather({json.dumps(arguments)[:80]})")
+    return _result(name, "accepted", exchange, f"a tool call with unusable name/arguments: {called!r}")
 
 
 @compat_check(
@@ -372,12 +345,10 @@ async def check_tools(ctx: _Context, name: str) -> CompatCheckResult:
 )
 async def check_tool_choice_required(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body("Say hello.", max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="required")
-    data, failed, exchange = await _non_stream(name, ctx, body)
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, body)
     if _tool_calls(data):
-        return CompatCheckResult(name, "supported", exchange.status, "", "a tool call for a prompt that needs none")
-    return CompatCheckResult(name, "ignored", exchange.status, "", "answered in text although a tool call was required")
+        return _result(name, "supported", exchange, "a tool call for a prompt that needs none")
+    return _result(name, "ignored", exchange, "answered in text although a tool call was required")
 
 
 @compat_check(
@@ -390,23 +361,21 @@ async def check_parallel_tool_calls(ctx: _Context, name: str) -> CompatCheckResu
     body = ctx.body(
         PROMPT_TWO_CITIES, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", parallel_tool_calls=False
     )
-    data, failed, exchange = await _non_stream(name, ctx, body)
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, body)
     count = len(_tool_calls(data))
     if count > 1:
-        return CompatCheckResult(
-            name, "ignored", exchange.status, "", f"{count} tool calls although parallel_tool_calls=false"
-        )
+        return _result(name, "ignored", exchange, f"{count} tool calls although parallel_tool_calls=false")
     if count == 1:
-        return CompatCheckResult(
-            name,
-            "supported",
-            exchange.status,
-            "",
-            "one tool call for a two-city request with parallel_tool_calls=false",
-        )
-    return CompatCheckResult(name, "accepted", exchange.status, "", "accepted; the model made no tool call")
+        detail = "one tool call for a two-city request with parallel_tool_calls=false"
+        return _result(name, "supported", exchange, detail)
+    return _result(name, "accepted", exchange, "accepted; the model made no tool call")
+
+
+def _cut_or_ignored(name: str, data: dict, exchange: Exchange, not_json: str) -> CompatCheckResult:
+    """The outcome of an answer that is not the JSON asked for: no verdict when the token limit cut it."""
+    if _finish(data) == "length":
+        return _result(name, "accepted", exchange, "accepted; the answer was cut at the token limit")
+    return _result(name, "ignored", exchange, f"{not_json}: {_content(data)[:60]!r}")
 
 
 @compat_check(
@@ -417,35 +386,21 @@ async def check_parallel_tool_calls(ctx: _Context, name: str) -> CompatCheckResu
 )
 async def check_json_object(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_JSON, max_tokens=ROOM, response_format={"type": "json_object"})
-    data, failed, exchange = await _non_stream(name, ctx, body)
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, body)
+    if isinstance(_parse_json_text(_content(data)), dict):
+        return _result(name, "supported", exchange, "the answer is a JSON object")
+    return _cut_or_ignored(name, data, exchange, "the answer is not a JSON object")
+
+
+def _schema_outcome(name: str, data: dict, exchange: Exchange) -> CompatCheckResult:
     parsed = _parse_json_text(_content(data))
-    if isinstance(parsed, dict):
-        return CompatCheckResult(name, "supported", exchange.status, "", "the answer is a JSON object")
-    if _finish(data) == "length":
-        return CompatCheckResult(
-            name, "accepted", exchange.status, "", "accepted; the answer was cut at the token limit"
-        )
-    return CompatCheckResult(
-        name, "ignored", exchange.status, "", f"the answer is not a JSON object: {_content(data)[:60]!r}"
-    )
-
-
-def _schema_outcome(name: str, data: dict, status: int | None) -> CompatCheckResult:
-    content = _content(data)
-    parsed = _parse_json_text(content)
-    if parsed is not None:
-        try:
-            jsonschema.validate(parsed, WEATHER_SCHEMA)
-        except jsonschema.ValidationError as error:
-            return CompatCheckResult(
-                name, "ignored", status, "", f"JSON that does not match the schema: {error.message[:120]}"
-            )
-        return CompatCheckResult(name, "supported", status, "", "the answer validates against the schema")
-    if _finish(data) == "length":
-        return CompatCheckResult(name, "accepted", status, "", "accepted; the answer was cut at the token limit")
-    return CompatCheckResult(name, "ignored", status, "", f"the answer is not JSON: {content[:60]!r}")
+    if parsed is None:
+        return _cut_or_ignored(name, data, exchange, "the answer is not JSON")
+    try:
+        jsonschema.validate(parsed, WEATHER_SCHEMA)
+    except jsonschema.ValidationError as error:
+        return _result(name, "ignored", exchange, f"JSON that does not match the schema: {error.message[:120]}")
+    return _result(name, "supported", exchange, "the answer validates against the schema")
 
 
 @compat_check(
@@ -455,12 +410,9 @@ def _schema_outcome(name: str, data: dict, status: int | None) -> CompatCheckRes
     supported_when="the answer validates against the schema",
 )
 async def check_json_schema(ctx: _Context, name: str) -> CompatCheckResult:
-    data, failed, exchange = await _non_stream(
-        name, ctx, ctx.body(PROMPT_SCHEMA, max_tokens=ROOM, response_format=JSON_SCHEMA_FORMAT)
-    )
-    if failed:
-        return failed
-    return _schema_outcome(name, data, exchange.status)
+    body = ctx.body(PROMPT_SCHEMA, max_tokens=ROOM, response_format=JSON_SCHEMA_FORMAT)
+    data, exchange = await _answer(name, ctx, body)
+    return _schema_outcome(name, data, exchange)
 
 
 @compat_check(
@@ -473,18 +425,11 @@ async def check_tools_with_json_schema(ctx: _Context, name: str) -> CompatCheckR
     body = ctx.body(
         PROMPT_SCHEMA, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", response_format=JSON_SCHEMA_FORMAT
     )
-    data, failed, exchange = await _non_stream(name, ctx, body)
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, body)
     if _tool_calls(data):
-        return CompatCheckResult(
-            name,
-            "accepted",
-            exchange.status,
-            "",
-            "accepted; a tool call was returned, so the schema could not be checked",
-        )
-    return _schema_outcome(name, data, exchange.status)
+        detail = "accepted; a tool call was returned, so the schema could not be checked"
+        return _result(name, "accepted", exchange, detail)
+    return _schema_outcome(name, data, exchange)
 
 
 @compat_check(
@@ -495,33 +440,16 @@ async def check_tools_with_json_schema(ctx: _Context, name: str) -> CompatCheckR
 )
 async def check_streaming_tool_calls(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_WEATHER, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", stream=True)
-    exchange = await ctx.post(body, stream=True)
-    failed = failure(name, exchange, ctx.http.secrets())
-    if failed is not None:
-        return failed
-    measured, analysis = measure(
-        exchange, index=0, read_timeout_s=ctx.config.read_timeout_s, secrets=ctx.http.secrets()
-    )
-    if not measured.ok:
-        return CompatCheckResult(
-            name, "error", exchange.status, "", f"{measured.error_class}: {measured.error_message}"
-        )
+    analysis, exchange = await _streamed(name, ctx, body)
     if not analysis.tool_calls:
-        return CompatCheckResult(name, "accepted", exchange.status, "", "streamed a text answer without a tool call")
+        return _result(name, "accepted", exchange, "streamed a text answer without a tool call")
     call = next(iter(analysis.tool_calls.values()))
     arguments = _parse_json_text(call["arguments"])
     if call["name"] == "get_weather" and isinstance(arguments, dict):
         pieces = sum(1 for e in analysis.token_events if e.kind == "tool")
-        return CompatCheckResult(
-            name, "supported", exchange.status, "", f"tool call assembled from {pieces} streamed deltas"
-        )
-    return CompatCheckResult(
-        name,
-        "ignored",
-        exchange.status,
-        "",
-        f"streamed tool-call deltas do not assemble into a valid call: {call['arguments'][:60]!r}",
-    )
+        return _result(name, "supported", exchange, f"tool call assembled from {pieces} streamed deltas")
+    detail = f"streamed tool-call deltas do not assemble into a valid call: {call['arguments'][:60]!r}"
+    return _result(name, "ignored", exchange, detail)
 
 
 @compat_check(
@@ -533,23 +461,14 @@ async def check_streaming_tool_calls(ctx: _Context, name: str) -> CompatCheckRes
 async def check_seed(ctx: _Context, name: str) -> CompatCheckResult:
     answers = []
     for _ in range(2):
-        data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_RANDOM, temperature=1.0, seed=1234))
-        if failed:
-            return failed
+        data, exchange = await _answer(name, ctx, ctx.body(PROMPT_RANDOM, temperature=1.0, seed=1234))
         # Reasoning models may spend a short budget before any answer text; their reasoning is sampled too.
         message = _message(data)
         answers.append(_content(data) + str(message.get("reasoning") or message.get("reasoning_content") or ""))
     if answers[0] == answers[1] and answers[0]:
-        return CompatCheckResult(
-            name, "supported", exchange.status, "", "two sampled answers with the same seed were identical"
-        )
-    return CompatCheckResult(
-        name,
-        "accepted",
-        exchange.status,
-        "",
-        "accepted; the two answers with the same seed differed (determinism is best-effort on many servers)",
-    )
+        return _result(name, "supported", exchange, "two sampled answers with the same seed were identical")
+    detail = "accepted; the two answers with the same seed differed (determinism is best-effort on many servers)"
+    return _result(name, "accepted", exchange, detail)
 
 
 @compat_check(
@@ -559,21 +478,14 @@ async def check_seed(ctx: _Context, name: str) -> CompatCheckResult:
     supported_when="no “5” and finish_reason stop",
 )
 async def check_stop(ctx: _Context, name: str) -> CompatCheckResult:
-    data, failed, exchange = await _non_stream(name, ctx, ctx.body(PROMPT_COUNT, max_tokens=ROOM, stop=["5"]))
-    if failed:
-        return failed
+    data, exchange = await _answer(name, ctx, ctx.body(PROMPT_COUNT, max_tokens=ROOM, stop=["5"]))
     content = _content(data)
     if "5" in content:
-        return CompatCheckResult(
-            name, "ignored", exchange.status, "", f"the stop sequence appears in the answer: {content[:60]!r}"
-        )
+        return _result(name, "ignored", exchange, f"the stop sequence appears in the answer: {content[:60]!r}")
     if _finish(data) == "stop" and content.strip():
-        return CompatCheckResult(
-            name, "supported", exchange.status, "", f"stopped before the stop sequence: {content[:60]!r}"
-        )
-    return CompatCheckResult(
-        name, "accepted", exchange.status, "", f"accepted; the answer never reached the stop sequence: {content[:60]!r}"
-    )
+        return _result(name, "supported", exchange, f"stopped before the stop sequence: {content[:60]!r}")
+    detail = f"accepted; the answer never reached the stop sequence: {content[:60]!r}"
+    return _result(name, "accepted", exchange, detail)
 
 
 @compat_check(
@@ -589,42 +501,24 @@ async def check_max_completion_tokens(ctx: _Context, name: str) -> CompatCheckRe
         "max_completion_tokens": LIMIT_UNDER_TEST,
         "stream": True,
     }
-    exchange = await ctx.post(body, stream=True, max_events=LIMIT_UNDER_TEST + 10)
-    failed = failure(name, exchange, ctx.http.secrets())
-    if failed is not None:
-        return failed
+    exchange = await ctx.post(name, body, stream=True, max_events=LIMIT_UNDER_TEST + 10)
     if exchange.event_cap_hit:
-        return CompatCheckResult(
-            name,
-            "ignored",
-            exchange.status,
-            "",
-            f"more than {LIMIT_UNDER_TEST + 10} chunks for a limit of {LIMIT_UNDER_TEST} tokens; stopped reading",
-        )
+        detail = f"more than {LIMIT_UNDER_TEST + 10} chunks for a limit of {LIMIT_UNDER_TEST} tokens; stopped reading"
+        return _result(name, "ignored", exchange, detail)
     events, _ = decode_reads(exchange.reads)
     analysis = analyze_events(events, ctx.http.secrets())
-    usage = analysis.usage or {}
-    produced = (
-        usage.get("completion_tokens")
-        if isinstance(usage.get("completion_tokens"), int)
-        else len(analysis.token_events)
-    )
-    source = "usage" if isinstance(usage.get("completion_tokens"), int) else "chunks"
+    reported = (analysis.usage or {}).get("completion_tokens")
+    if isinstance(reported, int):
+        produced, source = reported, "usage"
+    else:
+        produced, source = len(analysis.token_events), "chunks"
     if produced > LIMIT_UNDER_TEST:
-        return CompatCheckResult(
-            name, "ignored", exchange.status, "", f"{produced} tokens ({source}) for a limit of {LIMIT_UNDER_TEST}"
-        )
+        return _result(name, "ignored", exchange, f"{produced} tokens ({source}) for a limit of {LIMIT_UNDER_TEST}")
     if "length" in analysis.finish_reasons:
-        return CompatCheckResult(
-            name, "supported", exchange.status, "", f"stopped at {produced} tokens ({source}) with finish_reason=length"
-        )
-    return CompatCheckResult(
-        name,
-        "accepted",
-        exchange.status,
-        "",
-        f"{produced} tokens ({source}); the model finished on its own before the limit",
-    )
+        detail = f"stopped at {produced} tokens ({source}) with finish_reason=length"
+        return _result(name, "supported", exchange, detail)
+    detail = f"{produced} tokens ({source}); the model finished on its own before the limit"
+    return _result(name, "accepted", exchange, detail)
 
 
 async def run_compat_suite(
@@ -644,40 +538,28 @@ async def run_compat_suite(
         return result
     async with ProbeHTTP(config, max_connections=1) as http:
         ctx = _Context(http, config)
-        # The length parameter is settled first, since every other check sends one.
-        ordered = list(checks)
-        first = await _run_check(ctx, "max_completion_tokens")
-        if first.outcome == "supported":
-            ctx.token_param = "max_completion_tokens"
+        fatal: CompatCheckResult | None = None
         results: dict[str, CompatCheckResult] = {}
-        if "max_completion_tokens" in ordered:
-            results["max_completion_tokens"] = first
-            if on_check_done is not None:
-                _notify(on_check_done, first)
-        if first.outcome == "error" and _fatal_class(first):
-            ctx.fatal = first
-        for name in ordered:
-            if name in results:
-                continue
-            if ctx.fatal is not None:
-                results[name] = CompatCheckResult(
-                    name, "error", ctx.fatal.http_status, ctx.fatal.message, f"not run: {ctx.fatal.detail}"
-                )
-                if on_check_done is not None:
-                    _notify(on_check_done, results[name])
-                continue
-            outcome = await _run_check(ctx, name)
-            results[name] = outcome
-            if on_check_done is not None:
-                _notify(on_check_done, outcome)
-            if outcome.outcome == "error" and _fatal_class(outcome):
-                ctx.fatal = outcome
-        result.checks = [results[name] for name in ordered]
+        # The length parameter is settled first, since every other check sends one; it runs even when not asked
+        # for, but is then neither reported nor returned.
+        for name in dict.fromkeys(["max_completion_tokens", *checks]):
+            if fatal is not None:
+                check = CompatCheckResult(name, "error", fatal.http_status, fatal.message, f"not run: {fatal.detail}")
+            else:
+                check = await _run_check(ctx, name)
+                if check.outcome == "error" and _fatal_class(check):
+                    fatal = check
+                if name == "max_completion_tokens" and check.outcome == "supported":
+                    ctx.token_param = "max_completion_tokens"
+            results[name] = check
+            if name in checks and on_check_done is not None:
+                _notify(on_check_done, check)
+        result.checks = [results[name] for name in checks]
         result.token_param = ctx.token_param
         result.server_info = ctx.server_info
-        if ctx.fatal is not None and all(c.outcome == "error" for c in result.checks):
-            result.error_class = ctx.fatal.detail.split(":", 1)[0]
-            result.error_message = ctx.fatal.detail
+        if fatal is not None and all(c.outcome == "error" for c in result.checks):
+            result.error_class = fatal.detail.split(":", 1)[0]
+            result.error_message = fatal.detail
     return result
 
 
@@ -688,10 +570,8 @@ def _fatal_class(check: CompatCheckResult) -> bool:
 async def _run_check(ctx: _Context, name: str) -> CompatCheckResult:
     try:
         check = await CHECKS[name].run(ctx, name)
-        # Answers and provider messages can echo anything, so they pass the redaction too.
-        check.message = redact(check.message, ctx.http.secrets())
-        check.detail = redact(check.detail, ctx.http.secrets())
-        return check
+    except _Decided as decided:
+        check = decided.result
     except Exception as error:  # a bug in one check must not lose the others
         if _is_control_exception(error):
             raise
@@ -699,3 +579,7 @@ async def _run_check(ctx: _Context, name: str) -> CompatCheckResult:
         detail = redact(f"client_error: {type(error).__name__}: {error}", ctx.http.secrets())
         logger.error("compat check %s failed inside the client: %s", name, detail)
         return CompatCheckResult(name, "error", None, "", detail)
+    # Answers and provider messages can echo anything, so they pass the redaction too.
+    check.message = redact(check.message, ctx.http.secrets())
+    check.detail = redact(check.detail, ctx.http.secrets())
+    return check

@@ -70,18 +70,20 @@ class Exchange:
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     reads: list[tuple[int, bytes]] = field(default_factory=list)
-    body_bytes: int = 0
     done_seen: bool = False
     finish_seen: bool = False
     eof: bool = False
     stopped_after_grace: bool = False
     event_cap_hit: bool = False
     error: ProbeError | None = None
-    retries: int = 0
 
     @property
     def body(self) -> bytes:
         return b"".join(chunk for _, chunk in self.reads)
+
+    @property
+    def body_bytes(self) -> int:
+        return sum(len(chunk) for _, chunk in self.reads)
 
     @property
     def connect_ms(self) -> float | None:
@@ -155,7 +157,6 @@ class ProbeHTTP:
         while True:
             remaining = (deadline_s or config.request_deadline_s) - (time.perf_counter() - first_start)
             exchange = await self._exchange(body, stream=stream, max_events=max_events, deadline_s=remaining)
-            exchange.retries = attempt
             if exchange.status != 429 or attempt >= config.rate_limit_retries:
                 return exchange
             wait = self._retry_after(exchange)
@@ -250,7 +251,6 @@ class ProbeHTTP:
                     reads.append((stamp, chunk))
                     total += len(chunk)
                     if total > cap:
-                        exchange.body_bytes = total
                         raise ProbeError(
                             "response_too_large", f"body exceeded the cap of {cap} bytes", http_status=exchange.status
                         )
@@ -275,7 +275,6 @@ class ProbeHTTP:
                         scope.reschedule(min(scope.when(), asyncio.get_running_loop().time() + limit))
                 else:
                     exchange.eof = True
-                exchange.body_bytes = total
         except TimeoutError:
             if grace:
                 exchange.stopped_after_grace = True
@@ -301,7 +300,7 @@ class ProbeHTTP:
             else:
                 exchange.error = ProbeError(
                     "stall_mid_stream",
-                    f"no bytes for {config.read_timeout_s:.1f} s after {exchange.body_bytes or _sum(exchange)} bytes",
+                    f"no bytes for {config.read_timeout_s:.1f} s after {exchange.body_bytes} bytes",
                     http_status=exchange.status,
                 )
         except httpx.ConnectError as error:
@@ -326,8 +325,6 @@ class ProbeHTTP:
                     await response.aclose()
                 except (httpx.HTTPError, OSError):
                     pass
-        if not exchange.body_bytes:
-            exchange.body_bytes = _sum(exchange)
         if exchange.error is None and exchange.status is not None and not exchange.ok_status:
             exchange.error = self._status_error(exchange, secrets)
         return exchange
@@ -370,7 +367,3 @@ def _has_finish(window: bytes) -> bool:
     return (b'"finish_reason":"' in window or b'"finish_reason": "' in window) or (
         b"finish_reason" in window and _FINISH_MARK.search(window) is not None and b'"finish_reason":null' not in window
     )
-
-
-def _sum(exchange: Exchange) -> int:
-    return sum(len(chunk) for _, chunk in exchange.reads)

@@ -87,14 +87,10 @@ class SpeedResult:
     error_message: str = ""
     rate_limit_retries: int = 0
 
-    @property
-    def ok_requests(self) -> list[RequestResult]:
-        return [r for r in self.requests if r.ok]
-
     def summary(self) -> dict:
         """p50/p95/p99 of each metric of the client's summary over the successful requests, plus counts and the
         success rate."""
-        ok = self.ok_requests
+        ok = [r for r in self.requests if r.ok]
         summary: dict = {
             metric.key: percentiles([getattr(r, metric.key) for r in ok]) for metric in CLIENT_SUMMARY_METRICS
         }

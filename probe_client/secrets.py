@@ -113,9 +113,6 @@ def scrub_text(value: Any, secret: str) -> str:
     if value is None:
         return ""
     # ensure_ascii=False keeps a key with quotes or non-ASCII characters recognisable to the scrub below.
-    text = (
-        value
-        if isinstance(value, str)
-        else json.dumps(scrub(value, ""), default=str, sort_keys=True, ensure_ascii=False)
-    )
-    return scrub(text, secret)
+    if not isinstance(value, str):
+        value = json.dumps(scrub(value, ""), default=str, sort_keys=True, ensure_ascii=False)
+    return scrub(value, secret)

@@ -143,133 +143,100 @@ async def run_speed_suite(
     results: dict[int, RequestResult] = {}
     server_info: dict = {}
     fatal: list[str] = []
-    with gc_paused():
-        await _run_requests(
-            config,
-            params,
-            result,
-            results,
-            server_info,
-            fatal,
-            run_nonce,
-            input_tokens=input_tokens,
-            max_tokens=max_tokens,
-            requests=requests,
-            concurrency=concurrency,
-            on_request_done=on_request_done,
-        )
-    return _finish_result(result, results, server_info, params, fatal)
-
-
-async def _run_requests(
-    config: EndpointConfig,
-    params: _Params,
-    result: SpeedResult,
-    results: dict[int, RequestResult],
-    server_info: dict,
-    fatal: list[str],
-    run_nonce: str,
-    *,
-    input_tokens: int,
-    max_tokens: int,
-    requests: int,
-    concurrency: int,
-    on_request_done,
-) -> None:
     next_index = 0
     stop = asyncio.Event()
     pending: list[tuple[int, Exchange, tuple[bool, str]]] = []
     in_flight = 0
+    with gc_paused():
+        async with ProbeHTTP(config, max_connections=concurrency) as http:
+            secrets = http.secrets()
 
-    async with ProbeHTTP(config, max_connections=concurrency) as http:
-        secrets = http.secrets()
-
-        def finish(index: int, exchange: Exchange, used: tuple[bool, str]) -> None:
-            """Parse and compute one request's metrics; never called while another stream is being read."""
-            measured, analysis = measure(
-                exchange,
-                index=index,
-                read_timeout_s=config.read_timeout_s,
-                secrets=secrets,
-                input_tokens_requested=input_tokens,
-            )
-            if exchange.ok_status:
-                if used[0] and analysis.usage is not None:
-                    params.include_usage_confirmed = True
-                _collect_server_info(server_info, exchange, analysis)
-            results[index] = measured
-            if on_request_done is not None:
-                _notify(on_request_done, measured)
-
-        def drain_pending() -> None:
-            while pending:
-                finish(*pending.pop(0))
-
-        async def one_request(index: int) -> tuple[Exchange, tuple[bool, str]]:
-            attempts = 0
-            while True:
-                # A retry gets a fresh prompt too: the abandoned attempt's prompt may sit in a prefix cache.
-                messages = build_messages(input_tokens, f"{run_nonce}-{index}-{attempts}")
-                used = params.snapshot()
-                body = speed_body(
-                    config, messages=messages, max_tokens=max_tokens, include_usage=used[0], token_param=used[1]
+            def finish(index: int, exchange: Exchange, used: tuple[bool, str]) -> None:
+                """Parse and compute one request's metrics; never called while another stream is being read."""
+                measured, analysis = measure(
+                    exchange,
+                    index=index,
+                    read_timeout_s=config.read_timeout_s,
+                    secrets=secrets,
+                    input_tokens_requested=input_tokens,
                 )
-                exchange = await http.post(body, stream=True, max_events=max_events_for(max_tokens))
-                if exchange.status in NEGOTIABLE_STATUSES and attempts < 3 and exchange.error is not None:
-                    async with params.lock:
-                        moved = params.fallback(used, exchange.error.provider_message or exchange.error.message)
-                    if moved:
-                        attempts += 1
-                        continue
-                if exchange.event_cap_hit and used[1] == "max_completion_tokens":
-                    async with params.lock:
-                        if params.token_param == "max_completion_tokens":
-                            params.token_param = "max_tokens"
-                    if attempts < 3:
-                        attempts += 1
-                        continue
-                return exchange, used
+                if exchange.ok_status:
+                    if used[0] and analysis.usage is not None:
+                        params.include_usage_confirmed = True
+                    _collect_server_info(server_info, exchange, analysis)
+                results[index] = measured
+                if on_request_done is not None:
+                    _notify(on_request_done, measured)
 
-        async def worker(slot: int) -> None:
-            nonlocal next_index, in_flight
-            CONNECTION_SLOT.set(slot)
-            while not stop.is_set() and next_index < requests:
-                index = next_index
-                next_index += 1
-                in_flight += 1
-                try:
-                    exchange, used = await one_request(index)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as error:  # a bug in the client must not lose the run
-                    if _is_control_exception(error):
-                        raise
-                    message = redact(f"{type(error).__name__}: {error}", secrets)
-                    # No traceback in the log: its frames' text is not redacted.
-                    logger.error("probe client failed on request %s: %s", index, message)
-                    results[index] = RequestResult(
-                        index=index,
-                        started_at=dt.datetime.now(dt.timezone.utc),
-                        error_class="client_error",
-                        error_message=message,
+            def drain_pending() -> None:
+                while pending:
+                    finish(*pending.pop(0))
+
+            async def one_request(index: int) -> tuple[Exchange, tuple[bool, str]]:
+                attempts = 0
+                while True:
+                    # A retry gets a fresh prompt too: the abandoned attempt's prompt may sit in a prefix cache.
+                    messages = build_messages(input_tokens, f"{run_nonce}-{index}-{attempts}")
+                    used = params.snapshot()
+                    body = speed_body(
+                        config, messages=messages, max_tokens=max_tokens, include_usage=used[0], token_param=used[1]
                     )
-                    continue
-                finally:
-                    in_flight -= 1
-                error_class = exchange.error.error_class if exchange.error else ""
-                if error_class in FATAL_ERRORS and not any(r.ok for r in results.values()) and not exchange.ok_status:
-                    fatal.append(error_class)
-                    stop.set()
-                # Parsing waits until no other stream is being read, so it never delays their timestamps.
-                pending.append((index, exchange, used))
-                if in_flight == 0:
-                    drain_pending()
+                    exchange = await http.post(body, stream=True, max_events=max_events_for(max_tokens))
+                    if exchange.status in NEGOTIABLE_STATUSES and attempts < 3 and exchange.error is not None:
+                        async with params.lock:
+                            moved = params.fallback(used, exchange.error.provider_message or exchange.error.message)
+                        if moved:
+                            attempts += 1
+                            continue
+                    if exchange.event_cap_hit and used[1] == "max_completion_tokens":
+                        async with params.lock:
+                            if params.token_param == "max_completion_tokens":
+                                params.token_param = "max_tokens"
+                        if attempts < 3:
+                            attempts += 1
+                            continue
+                    return exchange, used
 
-        if concurrency > 1:
-            await _settle_parameters(one_request)
-        await asyncio.gather(*(worker(slot) for slot in range(concurrency)))
-        drain_pending()
-        result.rate_limit_retries = http.rate_limit_retries
+            async def worker(slot: int) -> None:
+                nonlocal next_index, in_flight
+                CONNECTION_SLOT.set(slot)
+                while not stop.is_set() and next_index < requests:
+                    index = next_index
+                    next_index += 1
+                    in_flight += 1
+                    try:
+                        exchange, used = await one_request(index)
+                    except Exception as error:  # a bug in the client must not lose the run
+                        if _is_control_exception(error):
+                            raise
+                        message = redact(f"{type(error).__name__}: {error}", secrets)
+                        # No traceback in the log: its frames' text is not redacted.
+                        logger.error("probe client failed on request %s: %s", index, message)
+                        results[index] = RequestResult(
+                            index=index,
+                            started_at=dt.datetime.now(dt.timezone.utc),
+                            error_class="client_error",
+                            error_message=message,
+                        )
+                        continue
+                    finally:
+                        in_flight -= 1
+                    error_class = exchange.error.error_class if exchange.error else ""
+                    if (error_class in FATAL_ERRORS and not any(r.ok for r in results.values())
+                            and not exchange.ok_status):
+                        fatal.append(error_class)
+                        stop.set()
+                    # Parsing waits until no other stream is being read, so it never delays their timestamps.
+                    pending.append((index, exchange, used))
+                    if in_flight == 0:
+                        drain_pending()
+
+            if concurrency > 1:
+                await _settle_parameters(one_request)
+            await asyncio.gather(*(worker(slot) for slot in range(concurrency)))
+            drain_pending()
+            result.rate_limit_retries = http.rate_limit_retries
+    return _finish_result(result, results, server_info, params, fatal)
 
 
 async def _settle_parameters(send: Callable[[int], Awaitable[object]]) -> None:
@@ -282,8 +249,6 @@ async def _settle_parameters(send: Callable[[int], Awaitable[object]]) -> None:
     """
     try:
         await send(-1)
-    except asyncio.CancelledError:
-        raise
     except Exception as error:  # noqa: BLE001 - see the docstring
         logger.debug("parameter-settling request failed: %s", type(error).__name__)
 

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 MAX_LINE_BYTES = 1 << 20
 MAX_EVENT_BYTES = 4 << 20
-KNOWN_FIELDS = frozenset({"data", "event", "id", "retry"})
 
 
 @dataclass(slots=True)

@@ -82,13 +82,9 @@ class StreamAnalysis:
     request_id: str = ""
     model: str = ""
     system_fingerprint: str = ""
-    choice_indices: set = field(default_factory=set)
     usage_in_finish_chunk: bool = False
     usage_in_separate_chunk: bool = False
-    logprobs_seen: bool = False
     error: ProbeError | None = None
-    events: int = 0
-    comments: int = 0
 
 
 def _nonempty(value) -> bool:
@@ -97,7 +93,7 @@ def _nonempty(value) -> bool:
 
 def analyze_events(events: list[SSEEvent], secrets: tuple[str, ...] = ()) -> StreamAnalysis:
     """Interpret decoded SSE events as OpenAI chat-completion chunks."""
-    analysis = StreamAnalysis(events=len(events))
+    analysis = StreamAnalysis()
     content_parts: list[str] = []
     reasoning_parts: list[str] = []
     for event in events:
@@ -145,22 +141,21 @@ def analyze_events(events: list[SSEEvent], secrets: tuple[str, ...] = ()) -> Str
 
 
 def _read_chunk(chunk: dict, event: SSEEvent, analysis: StreamAnalysis, content_parts, reasoning_parts) -> None:
-    if not analysis.request_id:
-        x_groq = chunk.get("x_groq")
-        if isinstance(x_groq, dict) and x_groq.get("id"):
-            analysis.request_id = str(x_groq["id"])
+    x_groq = chunk.get("x_groq")
+    if not isinstance(x_groq, dict):
+        x_groq = {}
+    if not analysis.request_id and x_groq.get("id"):
+        analysis.request_id = str(x_groq["id"])
     if not analysis.model and isinstance(chunk.get("model"), str):
         analysis.model = chunk["model"]
     if chunk.get("system_fingerprint"):
         analysis.system_fingerprint = str(chunk["system_fingerprint"])
     choices = chunk.get("choices") or []
     usage = chunk.get("usage")
-    x_groq = chunk.get("x_groq")
-    if isinstance(x_groq, dict):
-        if isinstance(x_groq.get("usage"), dict):
-            analysis.server_timings["x_groq_usage"] = _times(x_groq["usage"])
-            if not isinstance(usage, dict):
-                usage = x_groq["usage"]
+    if isinstance(x_groq.get("usage"), dict):
+        analysis.server_timings["x_groq_usage"] = _times(x_groq["usage"])
+        if not isinstance(usage, dict):
+            usage = x_groq["usage"]
     for key in SERVER_TIMING_KEYS:
         if isinstance(chunk.get(key), dict):
             analysis.server_timings[key] = timing_values(chunk[key])
@@ -172,12 +167,9 @@ def _read_chunk(chunk: dict, event: SSEEvent, analysis: StreamAnalysis, content_
         for choice in choices:
             if not isinstance(choice, dict):
                 continue
-            analysis.choice_indices.add(choice.get("index", 0))
             if choice.get("finish_reason"):
                 analysis.finish_reasons.append(str(choice["finish_reason"]))
                 has_finish = True
-            if choice.get("logprobs"):
-                analysis.logprobs_seen = True
             delta = choice.get("delta")
             if not isinstance(delta, dict):
                 delta = {"content": choice["text"]} if _nonempty(choice.get("text")) else {}
@@ -280,12 +272,8 @@ def tokens_per_chunk(token_events: list[TokenEvent], total: int | None) -> list[
         return []
     cumulative = [e.cumulative_tokens for e in token_events]
     if all(c is not None for c in cumulative) and len(set(cumulative)) > 1:
-        previous = 0
-        result = []
-        for value in cumulative:
-            result.append(max(0, value - previous))
-            previous = value
-        return result
+        # Each chunk carries what the running total grew by since the chunk before it.
+        return [max(0, value - previous) for previous, value in zip([0, *cumulative], cumulative)]
     if total is None:
         return [estimate_tokens(e.chars) for e in token_events]
     weight = sum(e.chars for e in token_events)
@@ -364,7 +352,6 @@ def measure(
             )
         events, decoder = decode_reads(exchange.reads)
         analysis = analyze_events(events, secrets)
-        analysis.comments = decoder.comments
         if error is None and analysis.error is not None:
             error = analysis.error
         if error is None and decoder.problems:
@@ -391,7 +378,7 @@ def measure(
         if last_progress is None or (exchange.end_ns - last_progress) / 1e9 >= min(read_timeout_s, 1.0):
             error = ProbeError(
                 "slow_drip",
-                f"deadline passed while {_sum_reads(exchange)} bytes trickled in without a token event recently",
+                f"deadline passed while {exchange.body_bytes} bytes trickled in without a token event recently",
                 http_status=exchange.status,
             )
 
@@ -399,12 +386,13 @@ def measure(
     tokens = analysis.token_events
     usage = analysis.usage or {}
     server_count = token_count(usage.get("completion_tokens"))
+    first_token_ns = tokens[0].received_ns if tokens else None
+    first_answer_ns = next((e.received_ns for e in tokens if e.answer), None)
+    last_token_ns = tokens[-1].received_ns if tokens else None
+    result.ttft_ms = _ms(first_token_ns, t0)
+    result.ttfat_ms = _ms(first_answer_ns, t0)
+    result.e2e_ms = _ms(last_token_ns, t0)
     if tokens:
-        first, last = tokens[0], tokens[-1]
-        result.ttft_ms = _ms(first.received_ns, t0)
-        answer = next((e for e in tokens if e.answer), None)
-        result.ttfat_ms = _ms(answer.received_ns, t0) if answer else None
-        result.e2e_ms = _ms(last.received_ns, t0)
         if server_count is not None and server_count > 0:
             total, source = server_count, "usage"
         else:
@@ -419,7 +407,7 @@ def measure(
         result.itl_p50_ms = percentile(gaps, 50)
         result.itl_p95_ms = percentile(gaps, 95)
         result.itl_p99_ms = percentile(gaps, 99)
-        window_s = (last.received_ns - first.received_ns) / 1e9
+        window_s = (last_token_ns - first_token_ns) / 1e9
         after_first = total - per_chunk[0]
         if len(tokens) >= 2 and window_s > 0 and after_first > 0:
             result.output_speed_tps = after_first / window_s
@@ -430,9 +418,9 @@ def measure(
         "start_ns": exchange.start_ns,
         "written_ns": exchange.written_ns,
         "headers_ns": exchange.headers_ns,
-        "first_token_ns": tokens[0].received_ns if tokens else None,
-        "first_answer_ns": next((e.received_ns for e in tokens if e.answer), None),
-        "last_token_ns": tokens[-1].received_ns if tokens else None,
+        "first_token_ns": first_token_ns,
+        "first_answer_ns": first_answer_ns,
+        "last_token_ns": last_token_ns,
     }
     prompt_count = token_count(usage.get("prompt_tokens"))
     result.input_tokens = prompt_count if prompt_count is not None else input_tokens_requested
@@ -451,7 +439,3 @@ def measure(
     else:
         result.ok = True
     return result, analysis
-
-
-def _sum_reads(exchange: Exchange) -> int:
-    return sum(len(chunk) for _, chunk in exchange.reads)

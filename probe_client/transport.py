@@ -64,7 +64,6 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
         self._loop = asyncio.get_running_loop()
         self.last_read_ns: int | None = None
         self.last_write_ns: int | None = None
-        self.kernel_stamps = 0
 
     async def _wait(self, add, remove, timeout: float | None, error: type[Exception]) -> None:
         future = self._loop.create_future()
@@ -93,8 +92,6 @@ class KernelStampedStream(httpcore.AsyncNetworkStream):
             except OSError as error:
                 raise httpcore.ReadError(str(error) or type(error).__name__) from None
             stamp = _kernel_stamp(ancillary) if data else None
-            if stamp is not None:
-                self.kernel_stamps += 1
             self.last_read_ns = stamp if stamp is not None else time.perf_counter_ns()
             return data
 

@@ -522,10 +522,8 @@ def calculate(spec: FitInput) -> FitResult:
     total = weights + kv_cache + overhead
     fits = total <= capacity
     free_for_kv = capacity - weights - overhead
-    max_context = (max(0, int(free_for_kv // (per_token * replicas * spec.concurrency)))
-                   if free_for_kv > 0 else 0)
-    max_concurrency = (max(0, int(free_for_kv // (per_token * replicas * spec.context_tokens)))
-                       if free_for_kv > 0 else 0)
+    max_context = max(0, int(free_for_kv // (per_token * replicas * spec.concurrency)))
+    max_concurrency = max(0, int(free_for_kv // (per_token * replicas * spec.context_tokens)))
     bandwidth = spec.bandwidth_gb_s * GB * spec.devices
     # One decode step reads the active weights once for the whole batch and each sequence's own KV cache
     # (every replica of it, each on its own device).

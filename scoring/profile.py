@@ -81,7 +81,6 @@ SERVING_CONCURRENCY = 4
 HANDFUL_OF_USERS = 4
 
 MULTI_GPU_HARDWARE = frozenset({"rtx_multi", "nvidia_hopper_node", "nvidia_blackwell", "amd_instinct"})
-NVIDIA_DATACENTER_HARDWARE = frozenset({"nvidia_hopper_node", "nvidia_blackwell"})
 
 
 def values_of(choices: tuple[tuple[str, str], ...]) -> tuple[str, ...]:

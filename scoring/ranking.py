@@ -12,6 +12,7 @@ kind; engines are listed before providers unless the user has no hardware of the
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -60,17 +61,10 @@ PROVIDER_WEIGHTS: dict[str, tuple[float, float, float]] = {
 DEFAULT_PROVIDER_WEIGHTS = (0.40, 0.30, 0.30)
 # Scores closer than this are the same score: differences below it come from rounding, not evidence.
 TIE_TOLERANCE = 0.005
-QUANT_FORMAT_SLUGS: dict[str, tuple[str, ...]] = {
-    "gguf": ("gguf",),
-    "exl2": ("exl2",),
-    "exl3": ("exl3",),
-    "awq": ("awq",),
-    "gptq": ("gptq",),
-    "fp8": ("fp8",),
-    "fp4": ("nvfp4", "mxfp4", "fp4"),
-    "mlx": ("mlx",),
-    "onnx": ("onnx",),
-}
+# The catalog's quantization formats an answer asks for: the format of the same name, except FP4, which stands
+# for every 4-bit float format. No preference, and unquantized FP16 / BF16, ask for none.
+FP4_FORMAT_SLUGS = ("nvfp4", "mxfp4", "fp4")
+NO_FORMAT_ASKED = frozenset({"any", "bf16"})
 
 
 @dataclass(frozen=True)
@@ -599,9 +593,9 @@ def _decision_reason(profile: Profile, title: str, entry: RecipeEntry, name: str
 
 
 def _quant_reason(profile: Profile, tool: ToolInfo) -> Reason | None:
-    wanted = QUANT_FORMAT_SLUGS.get(profile.quantization)
-    if not wanted or not tool.quant_formats:
+    if profile.quantization in NO_FORMAT_ASKED or not tool.quant_formats:
         return None
+    wanted = FP4_FORMAT_SLUGS if profile.quantization == "fp4" else (profile.quantization,)
     supported = sorted(set(wanted) & tool.quant_formats)
     if supported:
         return Reason(f"The catalog lists optimized support for {profile.quantization.upper()}.",
@@ -633,13 +627,9 @@ def _explain_engine_losses(ranked: list[RankedTool], title: str, decided: Recipe
 
 
 def _reference_model(catalog: CatalogData, providers: list[str]) -> str | None:
-    counts: dict[str, int] = {}
-    for price in catalog.prices:
-        if price.tool in providers:
-            counts[price.model] = counts.get(price.model, 0) + 1
-    if not counts:
-        return None
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[0][0]
+    """The model with the most prices from these providers (the first by name on a tie), or None."""
+    counts = Counter(price.model for price in catalog.prices if price.tool in providers)
+    return min(counts, key=lambda model: (-counts[model], model), default=None)
 
 
 def _best_speed(profile: Profile, options: list[SpeedInfo], model: str | None) -> SpeedInfo | None:

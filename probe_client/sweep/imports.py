@@ -57,7 +57,8 @@ class ResultFileError(ValueError):
 @dataclass
 class ParsedResults:
     """One imported sweep: ``levels`` shaped like ``LevelResult.to_dict()``, the file's ``card`` facts, the
-    workload the file describes (a ``Workload.to_dict()``), and the plan as the tool ran it."""
+    workload the file describes (a ``Workload.to_dict()``), and the plan as the tool ran it (its levels in the
+    file's order, set by :func:`parse_result_file`)."""
 
     source_tool: str
     levels: list[dict]
@@ -204,10 +205,10 @@ def parse_result_file(data: bytes | BinaryIO, *, source_tool: str | None = None)
         left = [level for level in parsed.levels if level["mode"] != kept]
         parsed.card.setdefault("skipped_benchmarks", []).extend(f"{level['mode']} {level['level']:g}" for level in left)
         parsed.levels = [level for level in parsed.levels if level["mode"] == kept]
-        parsed.plan["levels"] = [level["level"] for level in parsed.levels]
     levels = [level["level"] for level in parsed.levels]
     if len(set(levels)) != len(levels):
         raise ResultFileError("file: the same load level appears twice; import one run per level")
+    parsed.plan = {"levels": levels}
     parsed.levels.sort(key=lambda level: level["level"])
     return parsed
 
@@ -343,7 +344,6 @@ def _parse_vllm(documents: list) -> ParsedResults:
         workload=_workload(
             f"vLLM bench serve {card.get('label') or card.get('backend') or ''}".strip(), inputs, outputs, basis
         ),
-        plan={"levels": [level["level"] for level in levels]},
     )
 
 
@@ -451,7 +451,6 @@ def _parse_guidellm(documents: list) -> ParsedResults:
         levels=levels,
         card=card,
         workload=_workload("GuideLLM benchmark", inputs, outputs, basis),
-        plan={"levels": [level["level"] for level in levels]},
         started_at=min((s for s in starts if s), default=None),
         finished_at=max((e for e in ends if e), default=None),
     )
@@ -538,8 +537,7 @@ def _parse_aiperf(documents: list) -> ParsedResults:
             inputs.append(round(_aiperf_value(combination["metrics"], "input_sequence_length") or 0))
             outputs.append(round(_aiperf_value(combination["metrics"], "output_sequence_length") or 0))
         basis = "Mean lengths per level as the AIPerf sweep aggregate reports them."
-        return ParsedResults("aiperf", levels, card, _workload("AIPerf sweep", inputs, outputs, basis),
-                             plan={"levels": [level["level"] for level in levels]})
+        return ParsedResults("aiperf", levels, card, _workload("AIPerf sweep", inputs, outputs, basis))
     config = document.get("input_config") or {}
     phases = [phase for phase in config.get("phases") or [] if isinstance(phase, dict)]
     profiling = next((phase for phase in phases if phase.get("kind") == "profiling"), None)
@@ -556,8 +554,7 @@ def _parse_aiperf(documents: list) -> ParsedResults:
     inputs = [round(_aiperf_value(document, "input_sequence_length") or 0)]
     outputs = [round(_aiperf_value(document, "output_sequence_length") or 0)]
     basis = "Mean lengths as the AIPerf export reports them."
-    return ParsedResults("aiperf", levels, card, _workload("AIPerf profile", inputs, outputs, basis),
-                         plan={"levels": [level]})
+    return ParsedResults("aiperf", levels, card, _workload("AIPerf profile", inputs, outputs, basis))
 
 
 # --- printed result blocks (vLLM bench serve, benchmark_serving.py, SGLang bench_serving) ---------------------

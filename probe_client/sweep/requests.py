@@ -13,13 +13,12 @@ import json
 from ..errors import ProbeError, parse_error_envelope
 from ..http import Exchange, ProbeHTTP
 from ..secrets import redact
-from ..speed import _Params, max_events_for, speed_body
+from ..speed import NEGOTIABLE_STATUSES, _Params, max_events_for, speed_body
 from ..stream_analysis import engine_headers, measure, token_count
 from ..workloads import INSTRUCTION, INSTRUCTION_TOKENS, filler_words
 from .stats import Sample
 from .workload import RequestShape
 
-NEGOTIABLE_STATUSES = frozenset({400, 422})
 STRUCTURED_INSTRUCTION = (
     "The text above is random filler; ignore it. Answer only with a JSON object describing an imaginary book: "
     "its title, its year and a list of tags."
@@ -145,7 +144,7 @@ def sample_from(
         secrets=secrets,
         input_tokens_requested=shape.input_tokens,
     )
-    usage = analysis.usage or {}
+    cached, cached_source = cached_tokens(analysis.usage or {}, analysis.server_timings)
     sample = Sample(
         index=index,
         ok=measured.ok,
@@ -156,8 +155,8 @@ def sample_from(
         tpot_ms=measured.tpot_ms,
         e2e_ms=measured.e2e_ms,
         output_speed_tps=measured.output_speed_tps,
-        cached_tokens=cached_tokens(usage, analysis.server_timings)[0],
-        cached_tokens_source=cached_tokens(usage, analysis.server_timings)[1],
+        cached_tokens=cached,
+        cached_tokens_source=cached_source,
         output_tokens_source=measured.output_tokens_source,
         error_class=measured.error_class,
         error_message=measured.error_message,

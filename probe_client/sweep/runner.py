@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from ..config import EndpointConfig
 from ..http import ProbeHTTP
 from ..secrets import redact
-from ..speed import FATAL_ERRORS, _Params, gc_paused
+from ..speed import FATAL_ERRORS, _is_control_exception, _Params, gc_paused
 from ..transport import CONNECTION_SLOT
 from ..workloads import new_nonce
 from .requests import sample_from, send
@@ -388,10 +388,8 @@ async def _run_level(
                 http, config, shape, nonce=f"{level_nonce}-{index}", prefix_seed=prefix_seed, params=params,
                 streaming=workload.streaming,
             )
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # a bug in the client must not lose the level
-            if type(error).__module__.startswith("billiard"):
+            if _is_control_exception(error):
                 raise
             message = redact(f"{type(error).__name__}: {error}", secrets)
             logger.error("sweep request %s failed in the client: %s", index, message)

@@ -22,6 +22,7 @@ Definitions (docs/benchmark-lab.md):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from scoring.vocabulary import LevelFigures, percentile, percentiles
@@ -201,10 +202,7 @@ def summarise_level(
     schedule_lag_ms: list[float] | None = None,
 ) -> LevelResult:
     ok = [s for s in samples if s.ok]
-    errors: dict[str, int] = {}
-    for sample in samples:
-        if not sample.ok:
-            errors[sample.error_class or "unknown"] = errors.get(sample.error_class or "unknown", 0) + 1
+    errors = dict(Counter(sample.error_class or "unknown" for sample in samples if not sample.ok))
     gaps = [gap for s in ok for gap in s.gaps_ms]
     per_token = [value for s in ok for value in s.itl_per_token_ms()]
     itl = level_figures(gaps)

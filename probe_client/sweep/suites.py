@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 
 import jsonschema
@@ -44,6 +45,11 @@ class SuiteError(ValueError):
 def _median(values) -> float | None:
     clean = [v for v in values if v is not None]
     return statistics.median(clean) if clean else None
+
+
+def _error_counts(samples: list[Sample]) -> dict[str, int]:
+    """How many of ``samples`` failed, by error class."""
+    return dict(Counter(sample.error_class for sample in samples if not sample.ok))
 
 
 def _check_count(name: str, value, low: int = 1, high: int = MAX_SUITE_REQUESTS) -> None:
@@ -108,10 +114,9 @@ class _Session:
 
 
 def _fatal(samples: list[Sample]) -> Sample | None:
-    if samples and not any(s.ok for s in samples):
-        first = samples[0]
-        if first.error_class in FATAL_ERRORS:
-            return first
+    """The first sample, when every sample failed and its failure stops the suite."""
+    if samples and not any(s.ok for s in samples) and samples[0].error_class in FATAL_ERRORS:
+        return samples[0]
     return None
 
 
@@ -152,9 +157,7 @@ def prefill_decode_from(samples: list[Sample], input_lengths: list[int]) -> Pref
     """The fit and the decode rate from single-stream samples (pure; also used on imported data)."""
     result = PrefillDecodeResult(input_lengths=list(input_lengths), samples=list(samples))
     ok = [s for s in samples if s.ok and s.ttft_ms is not None]
-    for sample in samples:
-        if not sample.ok:
-            result.errors[sample.error_class] = result.errors.get(sample.error_class, 0) + 1
+    result.errors = _error_counts(samples)
     # Tokens the server served from a cache were not prefilled: they would flatten the slope.
     points = [((s.input_tokens or 0) - (s.cached_tokens or 0), s.ttft_ms) for s in ok]
     result.points = [
@@ -279,9 +282,7 @@ async def run_prefix_cache(
                 if before and after:
                     counter_deltas.append({key: after[key] - before[key] for key in ("queries", "hits")})
     result.samples = [first] + [sample for pair in zip(unique, shared) for sample in pair]
-    for sample in shared + unique:
-        if not sample.ok:
-            result.errors[sample.error_class] = result.errors.get(sample.error_class, 0) + 1
+    result.errors = _error_counts(shared + unique)
     result.shared_ttft_ms = level_figures([s.ttft_ms for s in shared if s.ok])
     result.unique_ttft_ms = level_figures([s.ttft_ms for s in unique if s.ok])
     if result.shared_ttft_ms["p50"] and result.unique_ttft_ms["p50"]:
@@ -372,10 +373,6 @@ async def run_structured_output(
     result.samples = collected
     for variant, samples in collected.items():
         ok = [s for s in samples if s.ok]
-        errors: dict[str, int] = {}
-        for sample in samples:
-            if not sample.ok:
-                errors[sample.error_class] = errors.get(sample.error_class, 0) + 1
         result.variants[variant] = {
             "requests": len(samples),
             "ok": len(ok),
@@ -383,7 +380,7 @@ async def run_structured_output(
             "ttft_ms": level_figures([s.ttft_ms for s in ok]),
             "output_speed_tps": level_figures([s.output_speed_tps for s in ok]),
             "output_tokens": _median(s.output_tokens for s in ok),
-            "errors": errors,
+            "errors": _error_counts(samples),
             "rejected_message": next((s.error_message for s in samples if s.error_class.startswith("http_4")), ""),
         }
     plain = result.variants["plain"]

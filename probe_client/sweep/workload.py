@@ -262,10 +262,9 @@ def lengths_from_jsonl(text: str | bytes, *, source: str = "file") -> tuple[list
             raise WorkloadError(f"{where}: not valid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(record, dict):
             raise WorkloadError(f"{where}: must be a JSON object, got {type(record).__name__}")
-        inputs.append(_length(_pick(record, INPUT_LENGTH_KEYS, where), f"{where}: {_found(record, INPUT_LENGTH_KEYS)}"))
-        outputs.append(
-            _length(_pick(record, OUTPUT_LENGTH_KEYS, where), f"{where}: {_found(record, OUTPUT_LENGTH_KEYS)}")
-        )
+        for lengths, keys in ((inputs, INPUT_LENGTH_KEYS), (outputs, OUTPUT_LENGTH_KEYS)):
+            key, value = _pick(record, keys, where)
+            lengths.append(_length(value, f"{where}: {key}"))
         if len(inputs) > MAX_SAMPLE_VALUES:
             raise WorkloadError(f"{source}: more than {MAX_SAMPLE_VALUES} lines")
     if not inputs:
@@ -273,15 +272,12 @@ def lengths_from_jsonl(text: str | bytes, *, source: str = "file") -> tuple[list
     return inputs, outputs
 
 
-def _pick(record: dict, keys: tuple[str, ...], where: str):
+def _pick(record: dict, keys: tuple[str, ...], where: str) -> tuple[str, object]:
+    """The first of ``keys`` that ``record`` holds, and its value."""
     for key in keys:
         if key in record:
-            return record[key]
+            return key, record[key]
     raise WorkloadError(f"{where}: missing field {keys[0]} (or {', '.join(keys[1:])})")
-
-
-def _found(record: dict, keys: tuple[str, ...]) -> str:
-    return next(key for key in keys if key in record)
 
 
 def workload_from_jsonl(text: str | bytes, *, name: str = "sampled traffic", **options) -> Workload:
