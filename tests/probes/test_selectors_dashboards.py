@@ -1,7 +1,6 @@
 import datetime as dt
 
 import pytest
-from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
 from probes.models import ProbeRun, ProbeTarget
@@ -17,17 +16,7 @@ from tests.probes.dashboard_data import (
     make_tool,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def key_in_environment(monkeypatch):
-    monkeypatch.setenv(TEST_KEY_ENV, "test-only-key")
-
-
-@pytest.fixture
-def now():
-    return timezone.now()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("key_in_environment")]
 
 
 def _row(dashboard, slug):
