@@ -236,8 +236,6 @@ def test_every_hosted_preset_finds_its_catalog_price(now):
     """The real fixtures: each provider's gpt-oss-120b target matches the price its catalog entry states."""
     from django.core.management import call_command
 
-    from probes.models import ProbeTarget
-
     call_command("load_catalog", verbosity=0)
     presets = list(ProbeTarget.objects.filter(tool__kind=Tool.Kind.PROVIDER))
     assert len(presets) >= 4
