@@ -194,10 +194,8 @@ def test_fit_page_renders_presets_and_a_result(client, db):
                         source=SourceFactory(key="nvidia-h100-spec", title="NVIDIA H100 spec"))
     assert client.get(FIT).status_code == 200
 
-    response = client.get(FIT, {
-        "model": "mixtral-8x7b", "weight_format": "bf16", "context_tokens": 8192, "concurrency": 4,
-        "kv_cache": "fp16", "hardware": "nvidia-h100-sxm", "devices": 2,
-    })
+    response = client.get(FIT, {"model": "mixtral-8x7b", "weight_format": "bf16", "context_tokens": 8192,
+                                "concurrency": 4, "kv_cache": "fp16", "hardware": "nvidia-h100-sxm", "devices": 2})
 
     page = html(response)
     assert response.status_code == 200
@@ -232,10 +230,8 @@ def test_fit_bad_input_is_a_400_saying_what_is_wrong(client, db, query, messages
 def test_break_even_page_compares_providers_and_gpus(client, db):
     grow_catalog(2)
 
-    response = client.get(BREAK_EVEN, {
-        "input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000, "model": "gpt-oss-120b",
-        "utilisation": 50, "gpu_count": 1,
-    })
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000,
+                                       "model": "gpt-oss-120b", "utilisation": 50, "gpu_count": 1})
 
     page = html(response)
     assert response.status_code == 200
@@ -532,10 +528,9 @@ def test_break_even_lists_each_model_once_by_name(client, loaded_catalog):
 
 
 def test_break_even_writes_money_as_money_and_uses_your_own_gpu_price(client, loaded_catalog):
-    response = client.get(BREAK_EVEN, {
-        "input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000, "model": "gpt-oss-120b",
-        "utilisation": 50, "gpu_count": 2, "own_gpu_usd_per_hour": "1.5",
-    })
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000,
+                                       "model": "gpt-oss-120b", "utilisation": 50, "gpu_count": 2,
+                                       "own_gpu_usd_per_hour": "1.5"})
 
     page = html(response)
     assert response.status_code == 200
@@ -549,10 +544,8 @@ def test_break_even_writes_money_as_money_and_uses_your_own_gpu_price(client, lo
 
 @pytest.mark.parametrize("value", ["0", "-3", "abc", "100000"])
 def test_break_even_rejects_a_bad_own_gpu_price_naming_the_field(client, loaded_catalog, value):
-    response = client.get(BREAK_EVEN, {
-        "input_tokens_per_day": 1, "output_tokens_per_day": 1, "model": "gpt-oss-120b", "utilisation": 50,
-        "gpu_count": 1, "own_gpu_usd_per_hour": value,
-    })
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 1, "output_tokens_per_day": 1, "model": "gpt-oss-120b",
+                                       "utilisation": 50, "gpu_count": 1, "own_gpu_usd_per_hour": value})
 
     assert response.status_code == 400
     assert "Your own GPU price per hour (USD, optional)" in html(response)[html(response).index('id="form-errors"'):]
