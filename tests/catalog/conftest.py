@@ -5,6 +5,7 @@ from django.conf import settings
 from django.db import transaction
 
 from catalog.loading import load
+from tests.catalog.pages_data import build_sample_catalog
 
 
 @pytest.fixture(scope="module")
@@ -14,3 +15,9 @@ def real_catalog(django_db_setup, django_db_blocker):
         load(fixtures_dir=Path(settings.BASE_DIR) / "fixtures")
         yield
         transaction.set_rollback(True)
+
+
+@pytest.fixture
+def catalog():
+    """The small, varied sample catalog of pages_data.py."""
+    return build_sample_catalog()

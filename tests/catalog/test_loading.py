@@ -143,68 +143,45 @@ def test_price_without_its_own_date_takes_the_verification_date_of_its_source():
     assert set(PriceItem.objects.values_list("verified_on", flat=True)) == {datetime.date(2026, 10, 19)}
 
 
-def break_unit(document):
-    tool_row(document, "vllm")["prices"][0]["unit"] = "per_fortnight"
-
-
-def break_rating(document):
-    tool_row(document, "groq")["rating"] = 7.5
-
-
-def break_field_name(document):
-    tool_row(document, "sglang")["ratting"] = 4.4
-
-
-def break_source_reference(document):
-    tool_row(document, "cerebras")["caveats"][0]["source"] = "no-such-source"
-
-
-def break_decimal(document):
-    tool_row(document, "together-ai")["prices"][1]["output_usd_per_mtok"] = "sixty cents"
-
-
-def drop_required_name(document):
-    del tool_row(document, "mlx")["name"]
-
-
-def break_check_outcome(document):
-    tool_row(document, "groq")["api_surfaces"][0]["checks"]["logprobs"] = "maybe"
-
-
-def break_check_name(document):
-    tool_row(document, "groq")["api_surfaces"][0]["checks"]["telepathy"] = "rejected"
-
-
-def break_check_source(document):
-    tool_row(document, "cerebras")["api_surfaces"][0]["checks"]["n"]["source"] = "no-such-source"
-
-
-def break_check_model(document):
-    tool_row(document, "cerebras")["api_surfaces"][0]["checks"]["logprobs"]["model"] = "no-such-model"
-
-
-def break_check_combination(document):
-    tool_row(document, "cerebras")["api_surfaces"][0]["checks"]["logprobs"]["not_with"] = ["telepathy"]
+REMOVED = object()  # the field is taken out of the row
+SURFACE = "api_surfaces[0] (api_surface=openai-chat)"
 
 
 @pytest.mark.parametrize(
-    ("change", "expected_row", "expected_field"),
+    ("slug", "path", "value", "expected_row", "expected_field"),
     [
-        (break_unit, "tools[1] (slug=vllm) > prices[0] (item=vLLM (self-hosted))", "unit"),
-        (break_rating, "tools[10] (slug=groq)", "rating"),
-        (break_field_name, "tools[4] (slug=sglang)", "ratting"),
-        (break_source_reference, "tools[11] (slug=cerebras) > caveats[0] (key=code-plans-sold-out)", "source"),
-        (break_decimal, "tools[3] (slug=together-ai) > prices[1] (item=gpt-oss-120B)", "output_usd_per_mtok"),
-        (drop_required_name, "tools[5] (slug=mlx)", "name"),
-        (break_check_outcome, "tools[10] (slug=groq) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
-        (break_check_name, "tools[10] (slug=groq) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
-        (break_check_source, "tools[11] (slug=cerebras) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
-        (break_check_model, "tools[11] (slug=cerebras) > api_surfaces[0] (api_surface=openai-chat)", "checks"),
-        (break_check_combination, "tools[11] (slug=cerebras) > api_surfaces[0] (api_surface=openai-chat)",
+        ("vllm", ["prices", 0, "unit"], "per_fortnight", "tools[1] (slug=vllm) > prices[0] (item=vLLM (self-hosted))",
+         "unit"),
+        ("groq", ["rating"], 7.5, "tools[10] (slug=groq)", "rating"),
+        ("sglang", ["ratting"], 4.4, "tools[4] (slug=sglang)", "ratting"),
+        ("cerebras", ["caveats", 0, "source"], "no-such-source",
+         "tools[11] (slug=cerebras) > caveats[0] (key=code-plans-sold-out)", "source"),
+        ("together-ai", ["prices", 1, "output_usd_per_mtok"], "sixty cents",
+         "tools[3] (slug=together-ai) > prices[1] (item=gpt-oss-120B)", "output_usd_per_mtok"),
+        ("mlx", ["name"], REMOVED, "tools[5] (slug=mlx)", "name"),
+        ("groq", ["api_surfaces", 0, "checks", "logprobs"], "maybe", f"tools[10] (slug=groq) > {SURFACE}", "checks"),
+        ("groq", ["api_surfaces", 0, "checks", "telepathy"], "rejected", f"tools[10] (slug=groq) > {SURFACE}",
          "checks"),
+        ("cerebras", ["api_surfaces", 0, "checks", "n", "source"], "no-such-source",
+         f"tools[11] (slug=cerebras) > {SURFACE}", "checks"),
+        ("cerebras", ["api_surfaces", 0, "checks", "logprobs", "model"], "no-such-model",
+         f"tools[11] (slug=cerebras) > {SURFACE}", "checks"),
+        ("cerebras", ["api_surfaces", 0, "checks", "logprobs", "not_with"], ["telepathy"],
+         f"tools[11] (slug=cerebras) > {SURFACE}", "checks"),
     ],
 )
-def test_bad_fixture_data_names_file_row_and_field_and_loads_nothing(tmp_path, change, expected_row, expected_field):
+def test_bad_fixture_data_names_file_row_and_field_and_loads_nothing(tmp_path, slug, path, value, expected_row,
+                                                                     expected_field):
+    def change(document):
+        *parents, field = path
+        container = tool_row(document, slug)
+        for key in parents:
+            container = container[key]
+        if value is REMOVED:
+            del container[field]
+        else:
+            container[field] = value
+
     fixtures = catalog_copy(tmp_path)
     edit_yaml(fixtures / "catalog" / "tools_rated.yaml", change)
 

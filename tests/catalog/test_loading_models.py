@@ -1,32 +1,20 @@
 """Loading models, offerings and reported figures: a figure without its publisher, link or dates never loads."""
-import shutil
 from pathlib import Path
 
 import pytest
-import yaml
-from django.conf import settings
 
 from catalog.loading import load
 from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigure, Source, Tool
 from core.loading import FixtureError
+from tests.catalog.test_loading import FIXTURES_DIR, catalog_copy, edit_yaml
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
 FIGURES_FILE = "reported_figures.yaml"
 
 
-def catalog_copy(tmp_path: Path) -> Path:
-    target = tmp_path / "fixtures"
-    shutil.copytree(FIXTURES_DIR / "catalog", target / "catalog")
-    return target
-
-
 def edit_figures(fixtures: Path, change) -> None:
-    path = fixtures / "catalog" / FIGURES_FILE
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    change(document["reported_figures"])
-    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    edit_yaml(fixtures / "catalog" / FIGURES_FILE, lambda document: change(document["reported_figures"]))
 
 
 def counts() -> dict[str, int]:

@@ -70,22 +70,6 @@ def small_catalog(proprietary):
     return {"cuda": cuda, "apple": apple}
 
 
-def test_default_sort_is_rating_then_rank_then_unrated_by_name(small_catalog):
-    assert slugs(tool_list()) == ["llama-cpp", "vllm", "mlx", "groq", "cerebras", "tgi", "quote-only"]
-
-
-def test_sort_by_name_ignores_case(small_catalog):
-    assert slugs(tool_list(filters={"sort": "name"})) == [
-        "cerebras", "groq", "tgi", "llama-cpp", "mlx", "quote-only", "vllm"
-    ]
-
-
-def test_sort_by_price_puts_free_first_then_cheapest_reference_model_and_unknown_last(small_catalog):
-    assert slugs(tool_list(filters={"sort": "price"})) == [
-        "llama-cpp", "vllm", "mlx", "tgi", "groq", "cerebras", "quote-only"
-    ]
-
-
 def test_headline_price_is_the_reference_model_even_where_a_smaller_model_is_cheaper(small_catalog):
     groq = tool_list().get(slug="groq")
     assert headline_price_value(groq) == {
@@ -100,6 +84,11 @@ def test_headline_price_is_the_reference_model_even_where_a_smaller_model_is_che
 @pytest.mark.parametrize(
     ("filters", "expected"),
     [
+        # The default sort: rating, then rank, then the unrated by name.
+        (None, ["llama-cpp", "vllm", "mlx", "groq", "cerebras", "tgi", "quote-only"]),
+        ({"sort": "name"}, ["cerebras", "groq", "tgi", "llama-cpp", "mlx", "quote-only", "vllm"]),  # ignores case
+        # Free first, then the cheapest reference-model price, unknown prices last.
+        ({"sort": "price"}, ["llama-cpp", "vllm", "mlx", "tgi", "groq", "cerebras", "quote-only"]),
         ({"kind": Tool.Kind.PROVIDER}, ["groq", "cerebras", "quote-only"]),
         ({"hardware": "apple-silicon"}, ["llama-cpp", "mlx"]),
         ({"hardware": "nvidia-cuda"}, ["llama-cpp", "vllm", "tgi"]),
@@ -114,7 +103,7 @@ def test_headline_price_is_the_reference_model_even_where_a_smaller_model_is_che
         ({"hardware": "nvidia-cuda", "feature": "continuous-batching", "sort": "name"}, ["tgi", "vllm"]),
     ],
 )
-def test_filters(small_catalog, filters, expected):
+def test_sorts_and_filters(small_catalog, filters, expected):
     assert slugs(tool_list(filters=filters)) == expected
 
 

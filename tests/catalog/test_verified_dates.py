@@ -24,20 +24,16 @@ def not_verified_list(heading: str) -> dict[str, str]:
     return listed
 
 
-def test_every_undated_source_is_on_the_documented_not_verified_list():
-    listed = not_verified_list("Sources not verified")
-    undated = set(Source.objects.filter(verified_on__isnull=True).values_list("key", flat=True))
+@pytest.mark.parametrize(("heading", "undated_rows", "noun"), [
+    ("Sources not verified", lambda: Source.objects.filter(verified_on__isnull=True).values_list("key", flat=True),
+     "source"),
+    ("Tools not verified", lambda: Tool.objects.filter(last_verified__isnull=True).values_list("slug", flat=True),
+     "tool"),
+])
+def test_every_undated_row_is_on_the_documented_not_verified_list(heading, undated_rows, noun):
+    listed = not_verified_list(heading)
+    undated = set(undated_rows())
 
-    assert undated - listed.keys() == set(), "undated sources missing from docs/catalog-data.md"
+    assert undated - listed.keys() == set(), f"undated {noun}s missing from docs/catalog-data.md"
     assert listed.keys() - undated == set(), "listed as not verified, but dated or unknown"
-    assert all(listed.values()), "every not-verified source needs a reason"
-
-
-def test_every_undated_tool_is_on_the_documented_not_verified_list():
-    listed = not_verified_list("Tools not verified")
-    undated = set(Tool.objects.filter(last_verified__isnull=True).values_list("slug", flat=True))
-
-    assert undated - listed.keys() == set(), "undated tools missing from docs/catalog-data.md"
-    assert listed.keys() - undated == set(), "listed as not verified, but dated or unknown"
-    assert all(listed.values()), "every not-verified tool needs a reason"
-
+    assert all(listed.values()), f"every not-verified {noun} needs a reason"

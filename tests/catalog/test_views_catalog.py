@@ -3,15 +3,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from tests.catalog.pages_data import build_sample_catalog
 from tests.catalog.test_selectors import _grow_catalog
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def catalog():
-    return build_sample_catalog()
 
 
 def row_slugs(response) -> list[str]:

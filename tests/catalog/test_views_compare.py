@@ -5,15 +5,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.catalog.pages_data import build_sample_catalog
 from tests.catalog.test_selectors import _grow_catalog
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def catalog():
-    return build_sample_catalog()
 
 
 def header_tools(html: str) -> list[str]:

@@ -1,16 +1,10 @@
 import pytest
 from django.urls import reverse
 
-from tests.catalog.pages_data import build_sample_catalog
 from tests.catalog.test_selectors import _grow_catalog
 from tests.factories import ToolFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def catalog():
-    return build_sample_catalog()
 
 
 def test_tool_page_shows_rating_with_source_prices_and_sources(client, catalog):

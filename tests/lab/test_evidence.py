@@ -26,6 +26,9 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db
 FIXTURES = default_fixtures_dir()
 ENTRIES = yaml.safe_load((FIXTURES / FILENAME).read_text())["published_benchmarks"]
+# The key a random 1,000-in, 200-out workload is stored under, by a published entry and by a run measured here.
+RANDOM_WORKLOAD_KEY = evidence.workload_key({"identity": evidence.workload_identity(
+    dataset="random", input_tokens=1000, output_tokens=200, offline=False)})
 
 
 @pytest.fixture
@@ -136,10 +139,8 @@ def test_a_run_measured_here_joins_only_the_comparison_of_its_own_model_hardware
     hardware = HardwareSpecFactory(slug="lab-gpu")
     model = LanguageModelFactory(slug="atlas-tiny-llama", name="Atlas tiny")
     engine = ToolFactory(slug="llama-cpp-x", name="llama.cpp-x")
-    workload_key = evidence.workload_key({"identity": evidence.workload_identity(
-        dataset="random", input_tokens=1000, output_tokens=200, offline=False)})
     SweepLevelFactory(run=_published(tool=engine, key="p1", model=model, hardware=hardware, weight_format="q8_0",
-                                     workload_key=workload_key))
+                                     workload_key=RANDOM_WORKLOAD_KEY))
     matching = SweepRunFactory(hardware=hardware, card={"model_id": "atlas-tiny-llama", "quantization": "Q8_0"})
     SweepLevelFactory(run=matching)
     elsewhere = SweepRunFactory(hardware=hardware, hardware_count=2,
@@ -249,10 +250,8 @@ def test_queries_stay_constant_as_published_runs_grow(client, django_assert_num_
 def test_a_run_measured_here_says_where_it_sits_against_the_published_figure_at_the_same_load(client):
     hardware = HardwareSpecFactory(slug="position-gpu", name="Position GPU")
     model = LanguageModelFactory(slug="atlas-tiny-llama", name="Atlas tiny")
-    workload_key = evidence.workload_key({"identity": evidence.workload_identity(
-        dataset="random", input_tokens=1000, output_tokens=200, offline=False)})
     published = _published(tool=ToolFactory(name="vLLM-p"), key="position", model=model, hardware=hardware,
-                           weight_format="Q8_0", workload_key=workload_key, engine_version="0.10.2")
+                           weight_format="Q8_0", workload_key=RANDOM_WORKLOAD_KEY, engine_version="0.10.2")
     SweepLevelFactory(run=published, level=8.0, output_tps=1000.0)
     SweepLevelFactory(run=published, level=64.0, output_tps=5000.0)
     measured = SweepRunFactory(hardware=hardware, card={"model_id": "atlas-tiny-llama", "quantization": "q8_0"})

@@ -2,6 +2,9 @@
 import os
 
 import pytest
+from django.utils import timezone
+
+from tests.probes.dashboard_data import TEST_KEY_ENV
 
 
 @pytest.fixture
@@ -10,3 +13,14 @@ def api_key(monkeypatch):
     value = "sk-atlas-canary-" + os.urandom(12).hex()
     monkeypatch.setenv("ATLAS_TEST_API_KEY", value)
     return value
+
+
+@pytest.fixture
+def now():
+    return timezone.now()
+
+
+@pytest.fixture
+def key_in_environment(monkeypatch):
+    """A value in the variable dashboard_data's targets name, so that they count as configured."""
+    monkeypatch.setenv(TEST_KEY_ENV, "test-only-key")

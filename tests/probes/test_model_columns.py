@@ -16,6 +16,7 @@ from django.urls import reverse
 from catalog.loading import load
 from catalog.models import ReportedFigure, Tool
 from probes.selectors.models import MEASURED, _choose_columns, model_comparison_get
+from tests.probes.test_model_pages import _page
 
 pytestmark = pytest.mark.django_db
 
@@ -79,12 +80,6 @@ def test_a_measured_column_counts_as_one_publisher(catalog):
     chosen = _choose_columns(comparison.providers)
     assert chosen["ttft_ms"].publisher == MEASURED
     assert {row.columns["ttft_ms"].evidence for row in comparison.providers} == {MEASURED}
-
-
-def _page(client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200
-    return response.content.decode()
 
 
 @pytest.mark.parametrize("url", [reverse("probes:providers"), f"/models/{REFERENCE}/"])

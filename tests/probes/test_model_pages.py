@@ -180,11 +180,9 @@ def test_tool_page_links_the_models_it_serves_and_shows_its_reported_figures(cli
         assert html.escape(figure.url) in reported
 
 
-def test_a_measured_median_comes_first_and_the_reported_figure_stays_beside_it(catalog):
-    from django.utils import timezone
-
+def test_a_measured_median_comes_first_and_the_reported_figure_stays_beside_it(catalog, now):
     groq = Tool.objects.get(slug="groq")
-    make_measured_target(now=timezone.now(), slug="groq-live", name="Groq live", tool=groq, ttft=210.0,
+    make_measured_target(now=now, slug="groq-live", name="Groq live", tool=groq, ttft=210.0,
                          speed=455.5, e2e=1500.0, model_id="openai/gpt-oss-120b")
 
     row = next(row for row in model_comparison_get(slug=REFERENCE).rows if row.tool.slug == "groq")

@@ -1,7 +1,6 @@
 import datetime as dt
 
 import pytest
-from django.utils import timezone
 
 from catalog.models import PriceItem, Tool
 from probes.models import ProbeRun, ProbeTarget
@@ -17,17 +16,7 @@ from tests.probes.dashboard_data import (
     make_tool,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def key_in_environment(monkeypatch):
-    monkeypatch.setenv(TEST_KEY_ENV, "test-only-key")
-
-
-@pytest.fixture
-def now():
-    return timezone.now()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("key_in_environment")]
 
 
 def _row(dashboard, slug):
@@ -246,8 +235,6 @@ def test_dashboard_query_count_is_constant(now, django_assert_num_queries, count
 def test_every_hosted_preset_finds_its_catalog_price(now):
     """The real fixtures: each provider's gpt-oss-120b target matches the price its catalog entry states."""
     from django.core.management import call_command
-
-    from probes.models import ProbeTarget
 
     call_command("load_catalog", verbosity=0)
     presets = list(ProbeTarget.objects.filter(tool__kind=Tool.Kind.PROVIDER))

@@ -3,23 +3,12 @@ import datetime as dt
 
 import pytest
 from celery.schedules import crontab
-from django.utils import timezone
 
 from probes.selectors import methodology
 from tests import factories
-from tests.probes.dashboard_data import OUTCOMES, TEST_KEY_ENV, make_compat, make_measured_target, make_tool
+from tests.probes.dashboard_data import OUTCOMES, make_compat, make_measured_target, make_tool
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def key_in_environment(monkeypatch):
-    monkeypatch.setenv(TEST_KEY_ENV, "test-only-key")
-
-
-@pytest.fixture
-def now():
-    return timezone.now()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("key_in_environment")]
 
 
 def test_freshness_report_lists_each_figure_and_unmeasured_targets(now, django_assert_num_queries):

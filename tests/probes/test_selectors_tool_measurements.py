@@ -1,23 +1,12 @@
 """The measurements section of a tool page: every target of the tool, its figures and compat problems."""
 import pytest
-from django.utils import timezone
 
 from catalog.models import Tool
 from probes.selectors.tool_measurements import tool_measurements
 from tests import factories
-from tests.probes.dashboard_data import OUTCOMES, TEST_KEY_ENV, make_compat, make_measured_target, make_tool
+from tests.probes.dashboard_data import OUTCOMES, make_compat, make_measured_target, make_tool
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def key_in_environment(monkeypatch):
-    monkeypatch.setenv(TEST_KEY_ENV, "test-only-key")
-
-
-@pytest.fixture
-def now():
-    return timezone.now()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("key_in_environment")]
 
 
 @pytest.mark.parametrize("extra_targets", [0, 12])

@@ -9,7 +9,6 @@ from django.db import connection
 from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from django.utils import timezone
 
 from catalog.models import Tool
 from probe_client.compat import CHECKS
@@ -33,11 +32,6 @@ SECRET_VALUE = "sk-test-value-that-must-never-render"
 @pytest.fixture(autouse=True)
 def key_in_environment(monkeypatch):
     monkeypatch.setenv(TEST_KEY_ENV, SECRET_VALUE)
-
-
-@pytest.fixture
-def now():
-    return timezone.now()
 
 
 @pytest.fixture

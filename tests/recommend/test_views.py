@@ -7,7 +7,7 @@ from html import unescape
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
+from django.urls import reverse, reverse_lazy
 
 from catalog.models import Tool
 from recommend.forms import WizardForm
@@ -16,6 +16,8 @@ from tests.factories import CompatStatusFactory, HardwareSpecFactory, Measuremen
 from tests.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
 
 pytestmark = pytest.mark.django_db
+
+WIZARD, FIT, BREAK_EVEN = (reverse_lazy(f"recommend:{name}") for name in ("wizard", "fit", "break_even"))
 
 
 def html(response) -> str:
@@ -49,7 +51,7 @@ def test_private_on_device_page_shows_ollama_listing_with_warning(client, loaded
 def test_recipe_page_links_to_the_wizard_prefilled(client, loaded_catalog):
     response = client.get(reverse("recommend:use_case_detail", args=["recipe-single-rtx"]))
 
-    assert f'{reverse("recommend:wizard")}?hardware=rtx_single' in html(response)
+    assert f'{WIZARD}?hardware=rtx_single' in html(response)
 
 
 def test_recipe_alternatives_are_conditional_choices_not_a_ranking(client, loaded_catalog):
@@ -90,7 +92,7 @@ def test_empty_use_case_list_says_so(client, db):
 
 
 def test_wizard_without_answers_shows_the_ten_questions(client, db):
-    response = client.get(reverse("recommend:wizard"))
+    response = client.get(WIZARD)
 
     page = html(response)
     assert response.status_code == 200
@@ -101,7 +103,7 @@ def test_wizard_without_answers_shows_the_ten_questions(client, db):
 
 
 def test_wizard_answer_has_top_pick_reasons_sources_and_runner_ups(client, loaded_catalog):
-    response = client.get(reverse("recommend:wizard"), {"hardware": "rtx_single", "hosted_ok": "on"})
+    response = client.get(WIZARD, {"hardware": "rtx_single", "hosted_ok": "on"})
 
     page = html(response)
     assert response.status_code == 200
@@ -115,7 +117,7 @@ def test_wizard_answer_has_top_pick_reasons_sources_and_runner_ups(client, loade
 
 def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(client, loaded_catalog):
     HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
-    response = client.get(reverse("recommend:wizard"), {"hardware": "rtx_single", "context_tokens": 16384})
+    response = client.get(WIZARD, {"hardware": "rtx_single", "context_tokens": 16384})
 
     page = html(response)
     answer = page.index('class="reco-answer"')
@@ -134,7 +136,7 @@ def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(clien
 
 
 def test_wizard_labels_api_features_in_plain_language_and_numbers_each_question_once(client, db):
-    page = html(client.get(reverse("recommend:wizard")))
+    page = html(client.get(WIZARD))
 
     assert "Probabilities of the generated tokens" in page and "Boosting or banning chosen tokens" in page
     for number in range(1, 11):
@@ -142,9 +144,9 @@ def test_wizard_labels_api_features_in_plain_language_and_numbers_each_question_
 
 
 def test_ollama_notice_only_where_ollama_would_run(client, loaded_catalog):
-    hosted = html(client.get(reverse("recommend:wizard"), {"hardware": "none"}))
-    browser = html(client.get(reverse("recommend:wizard"), {"hardware": "browser_app"}))
-    mac = html(client.get(reverse("recommend:wizard"), {"hardware": "mac"}))
+    hosted = html(client.get(WIZARD, {"hardware": "none"}))
+    browser = html(client.get(WIZARD, {"hardware": "browser_app"}))
+    mac = html(client.get(WIZARD, {"hardware": "mac"}))
 
     assert "Listed by a source, never recommended here" not in hosted
     assert "Listed by a source, never recommended here" not in browser
@@ -152,7 +154,7 @@ def test_ollama_notice_only_where_ollama_would_run(client, loaded_catalog):
 
 
 def test_wizard_on_premises_excludes_providers(client, loaded_catalog):
-    response = client.get(reverse("recommend:wizard"), {"hardware": "mac"})
+    response = client.get(WIZARD, {"hardware": "mac"})
 
     result = response.context["result"]
     assert result["results"][0]["tool"] == "mlx"
@@ -164,7 +166,7 @@ def test_wizard_measured_rejection_removes_provider(client, loaded_catalog):
     CompatStatusFactory(target__tool=ToolFactory(slug="groq"), target__slug="groq-gpt-oss", check_name="logprobs",
                         outcome="rejected", message="logprobs is not supported with this model")
 
-    response = client.get(reverse("recommend:wizard"), {"hardware": "none", "hosted_ok": "on", "needs": "logprobs"})
+    response = client.get(WIZARD, {"hardware": "none", "hosted_ok": "on", "needs": "logprobs"})
 
     tools = [item["tool"] for item in response.context["result"]["results"]]
     assert "groq" not in tools and "together-ai" in tools
@@ -179,7 +181,7 @@ def test_wizard_measured_rejection_removes_provider(client, loaded_catalog):
     ({"context_tokens": "100"}, "What hardware do you actually have?"),
 ])
 def test_wizard_bad_input_gets_a_message_naming_the_field(client, db, query, field):
-    response = client.get(reverse("recommend:wizard"), query)
+    response = client.get(WIZARD, query)
 
     assert response.status_code == 400
     summary = html(response)[html(response).index('id="form-errors"'):]
@@ -190,12 +192,10 @@ def test_wizard_bad_input_gets_a_message_naming_the_field(client, db, query, fie
 def test_fit_page_renders_presets_and_a_result(client, db):
     HardwareSpecFactory(slug="nvidia-h100-sxm", name="NVIDIA H100 SXM", memory_gb=80, bandwidth_gb_s=3350,
                         source=SourceFactory(key="nvidia-h100-spec", title="NVIDIA H100 spec"))
-    assert client.get(reverse("recommend:fit")).status_code == 200
+    assert client.get(FIT).status_code == 200
 
-    response = client.get(reverse("recommend:fit"), {
-        "model": "mixtral-8x7b", "weight_format": "bf16", "context_tokens": 8192, "concurrency": 4,
-        "kv_cache": "fp16", "hardware": "nvidia-h100-sxm", "devices": 2,
-    })
+    response = client.get(FIT, {"model": "mixtral-8x7b", "weight_format": "bf16", "context_tokens": 8192,
+                                "concurrency": 4, "kv_cache": "fp16", "hardware": "nvidia-h100-sxm", "devices": 2})
 
     page = html(response)
     assert response.status_code == 200
@@ -204,33 +204,34 @@ def test_fit_page_renders_presets_and_a_result(client, db):
     assert "memory counts <strong>all</strong>" in page and "NVIDIA H100 spec" in page
 
 
-def test_fit_custom_model_needs_its_numbers(client, db):
-    response = client.get(reverse("recommend:fit"), {
-        "model": "custom", "weight_format": "bf16", "context_tokens": 4096, "concurrency": 1, "kv_cache": "fp16",
-        "hardware": "custom", "memory_gib": "24", "bandwidth_gb_s": "1008", "devices": 1,
-    })
+@pytest.mark.parametrize(("query", "messages"), [
+    pytest.param({"model": "custom", "weight_format": "bf16", "context_tokens": 4096, "concurrency": 1,
+                  "kv_cache": "fp16", "hardware": "custom", "memory_gib": "24", "bandwidth_gb_s": "1008", "devices": 1},
+                 ["Total parameters (billions): Required for a custom model.", "Layers: Required for a custom model."],
+                 id="custom-model-needs-its-numbers"),
+    pytest.param({"model": "custom", "params_b": 7, "layers": 32, "kv_heads": 8, "head_dim": 128, "hardware": "custom",
+                  "memory_gib": 24, "bandwidth_gb_s": 1008},
+                 ["Weight format: Choose the weight format"], id="custom-model-without-a-format-is-asked-for-one"),
+    pytest.param({"model": "llama-3.1-8b", "context_tokens": "1e999", "devices": "0", "hardware": "custom"},
+                 ["Number of devices"], id="nonsense-without-a-500"),
+    pytest.param({"model": "llama-2-7b", "weight_format": "q4_k_m", "context_tokens": 8192, "hardware": "custom",
+                  "memory_gib": 8, "bandwidth_gb_s": 448},
+                 ["Llama 2 7B handles at most 4,096 tokens of context"],
+                 id="context-beyond-the-models-maximum-is-a-message-not-a-silent-cap"),
+])
+def test_fit_bad_input_is_a_400_saying_what_is_wrong(client, db, query, messages):
+    response = client.get(FIT, query)
 
     assert response.status_code == 400
-    page = html(response)
-    assert "Total parameters (billions): Required for a custom model." in page
-    assert "Layers: Required for a custom model." in page
-
-
-def test_fit_rejects_nonsense_without_a_500(client, db):
-    response = client.get(reverse("recommend:fit"), {"model": "llama-3.1-8b", "context_tokens": "1e999",
-                                                     "devices": "0", "hardware": "custom"})
-
-    assert response.status_code == 400
-    assert "Number of devices" in html(response)
+    for message in messages:
+        assert message in html(response)
 
 
 def test_break_even_page_compares_providers_and_gpus(client, db):
     grow_catalog(2)
 
-    response = client.get(reverse("recommend:break_even"), {
-        "input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000, "model": "gpt-oss-120b",
-        "utilisation": 50, "gpu_count": 1,
-    })
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000,
+                                       "model": "gpt-oss-120b", "utilisation": 50, "gpu_count": 1})
 
     page = html(response)
     assert response.status_code == 200
@@ -244,9 +245,8 @@ def test_break_even_page_compares_providers_and_gpus(client, db):
 def test_break_even_bad_input_names_the_field(client, db):
     grow_catalog(1)
 
-    response = client.get(reverse("recommend:break_even"), {"input_tokens_per_day": "0", "output_tokens_per_day": "0",
-                                                            "model": "gpt-oss-120b", "utilisation": 50,
-                                                            "gpu_count": 1})
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": "0", "output_tokens_per_day": "0",
+                                       "model": "gpt-oss-120b", "utilisation": 50, "gpu_count": 1})
 
     assert response.status_code == 400
     assert "Output tokens per day: State some tokens per day" in html(response)
@@ -255,7 +255,7 @@ def test_break_even_bad_input_names_the_field(client, db):
 def test_break_even_link_naming_only_the_model_answers_with_the_default_workload(client, db):
     grow_catalog(1)
 
-    response = client.get(reverse("recommend:break_even"), {"model": "gpt-oss-120b"})
+    response = client.get(BREAK_EVEN, {"model": "gpt-oss-120b"})
 
     assert response.status_code == 200
     assert response.context["form"].cleaned_data["input_tokens_per_day"] == 50_000_000
@@ -264,7 +264,7 @@ def test_break_even_link_naming_only_the_model_answers_with_the_default_workload
 
 
 def test_break_even_without_prices_says_so(client, db):
-    assert "No per-token prices are loaded" in html(client.get(reverse("recommend:break_even")))
+    assert "No per-token prices are loaded" in html(client.get(BREAK_EVEN))
 
 
 def count_queries(client, url, params=None) -> int:
@@ -277,16 +277,16 @@ def count_queries(client, url, params=None) -> int:
 def test_wizard_query_count_does_not_grow_with_rows(client, db):
     grow_catalog(1)
     params = {"hardware": "rtx_single", "hosted_ok": "on", "needs": "logprobs"}
-    few = count_queries(client, reverse("recommend:wizard"), params)
+    few = count_queries(client, WIZARD, params)
 
     grow_catalog(12, start=1)
-    many = count_queries(client, reverse("recommend:wizard"), params)
+    many = count_queries(client, WIZARD, params)
 
     assert few == many
     # The generation, then the snapshot of the catalog every answer reads (built once per data generation):
     # the catalog for scoring with its reported figures, sources, hardware specs, token and GPU prices.
     assert few <= 18
-    other_answer = count_queries(client, reverse("recommend:wizard"), {**params, "needs": "tools"})
+    other_answer = count_queries(client, WIZARD, {**params, "needs": "tools"})
     assert other_answer == 1  # the generation alone: the snapshot is shared
 
 
@@ -321,7 +321,7 @@ def test_use_case_detail_query_count_does_not_grow_with_rows(client, db):
 def test_fit_link_with_only_a_preset_and_hardware_uses_defaults(client, db):
     HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
 
-    response = client.get(reverse("recommend:fit"), {"model": "llama-3.1-8b", "hardware": "nvidia-rtx-4090"})
+    response = client.get(FIT, {"model": "llama-3.1-8b", "hardware": "nvidia-rtx-4090"})
 
     assert response.status_code == 200
     result = response.context["result"]
@@ -329,21 +329,9 @@ def test_fit_link_with_only_a_preset_and_hardware_uses_defaults(client, db):
     assert result["result"]["fits"] is True
 
 
-def test_fit_context_beyond_the_models_maximum_is_a_message_not_a_silent_cap(client, db):
-    response = client.get(reverse("recommend:fit"), {
-        "model": "llama-2-7b", "weight_format": "q4_k_m", "context_tokens": 8192, "hardware": "custom",
-        "memory_gib": 8, "bandwidth_gb_s": 448,
-    })
-
-    assert response.status_code == 400
-    assert "Llama 2 7B handles at most 4,096 tokens of context" in html(response)
-
-
 def test_fit_llama_2_7b_on_an_8_gib_card_defaults_to_its_own_context_and_fits(client, db):
-    response = client.get(reverse("recommend:fit"), {
-        "model": "llama-2-7b", "weight_format": "q4_k_m", "hardware": "custom", "memory_gib": 8,
-        "bandwidth_gb_s": 448,
-    })
+    response = client.get(FIT, {"model": "llama-2-7b", "weight_format": "q4_k_m", "hardware": "custom",
+                                "memory_gib": 8, "bandwidth_gb_s": 448})
 
     assert response.status_code == 200
     assert response.context["result"]["input"]["context_tokens"] == 4096
@@ -353,10 +341,8 @@ def test_fit_llama_2_7b_on_an_8_gib_card_defaults_to_its_own_context_and_fits(cl
 def test_fit_70b_on_a_4090_shows_no_ceiling_and_what_would_fit(client, db):
     HardwareSpecFactory(slug="nvidia-rtx-4090", name="NVIDIA RTX 4090", memory_gb=24, bandwidth_gb_s=1008)
 
-    response = client.get(reverse("recommend:fit"), {
-        "model": "llama-3.3-70b", "weight_format": "q4_k_m", "hardware": "nvidia-rtx-4090",
-        "system_bandwidth_gb_s": 89.6,
-    })
+    response = client.get(FIT, {"model": "llama-3.3-70b", "weight_format": "q4_k_m", "hardware": "nvidia-rtx-4090",
+                                "system_bandwidth_gb_s": 89.6})
 
     page = html(response)
     assert 'data-fits="false"' in page
@@ -384,7 +370,7 @@ def speed_reasons(result: dict, rule: str) -> list[str]:
 def test_wizard_says_a_fresh_catalogs_providers_are_ranked_on_a_named_publishers_reported_figures(
     client, loaded_catalog,
 ):
-    response = client.get(reverse("recommend:wizard"), HOSTED_LATENCY)
+    response = client.get(WIZARD, HOSTED_LATENCY)
 
     page = html(response)
     reported = speed_reasons(response.context["result"], "reported:speed")
@@ -404,7 +390,7 @@ def test_wizard_says_providers_are_ranked_on_this_sites_measurements_once_a_summ
     MeasurementSummaryFactory(target__tool=Tool.objects.get(slug="groq"), target__slug="groq-gpt-oss-120b",
                               target__model_id="openai/gpt-oss-120b")
 
-    response = client.get(reverse("recommend:wizard"), HOSTED_LATENCY)
+    response = client.get(WIZARD, HOSTED_LATENCY)
 
     assert evidence_line(html(response)) == (
         "measured: Hosted providers ranked on this site's own measurements: 72-hour medians of its probe runs."
@@ -416,7 +402,7 @@ def test_wizard_says_providers_are_ranked_on_this_sites_measurements_once_a_summ
 # --- issue 23: a fit calculator that knows each model, break-even that names models, no dead ends ---------
 
 def test_fit_gpt_oss_120b_without_a_format_fits_one_h100_in_mxfp4(client, loaded_catalog):
-    response = client.get(reverse("recommend:fit"), {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"})
+    response = client.get(FIT, {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"})
 
     page = html(response)
     assert response.status_code == 200
@@ -428,15 +414,14 @@ def test_fit_gpt_oss_120b_without_a_format_fits_one_h100_in_mxfp4(client, loaded
 
 
 def test_fit_form_starts_from_the_published_format_not_gguf(client, loaded_catalog):
-    page = html(client.get(reverse("recommend:fit")))
+    page = html(client.get(FIT))
 
     assert '<option value="" selected>As published' in page
     assert '<option value="q4_k_m" selected>' not in page
 
 
 def test_fit_moe_on_a_24_gb_card_offers_experts_in_system_memory_and_a_dense_model_does_not(client, loaded_catalog):
-    moe = html(client.get(reverse("recommend:fit"), {"model": "gpt-oss-120b", "hardware": "nvidia-rtx-4090",
-                                                      "system_bandwidth_gb_s": 89.6}))
+    moe = html(client.get(FIT, {"model": "gpt-oss-120b", "hardware": "nvidia-rtx-4090", "system_bandwidth_gb_s": 89.6}))
 
     assert 'data-fits="false"' in moe and 'data-option="expert-offload"' in moe
     assert '<code id="expert-offload-flags">--n-gpu-layers all --n-cpu-moe 26</code>' in moe
@@ -444,17 +429,14 @@ def test_fit_moe_on_a_24_gb_card_offers_experts_in_system_memory_and_a_dense_mod
     assert 'id="expert-offload-ceiling"' in moe and "from system memory at 89.6 GB/s" in moe
     assert 'data-option="offload"' not in moe
 
-    dense = html(client.get(reverse("recommend:fit"), {"model": "llama-3.3-70b", "weight_format": "q4_k_m",
-                                                        "hardware": "nvidia-rtx-4090"}))
+    dense = html(client.get(FIT, {"model": "llama-3.3-70b", "weight_format": "q4_k_m", "hardware": "nvidia-rtx-4090"}))
     assert 'data-option="expert-offload"' not in dense and "--n-cpu-moe" not in dense
     assert 'data-option="offload"' in dense
 
 
 def test_fit_llama_3_3_70b_on_eight_h100_proposes_no_llama_cpp(client, loaded_catalog):
-    response = client.get(reverse("recommend:fit"), {
-        "model": "llama-3.3-70b", "hardware": "nvidia-h100-sxm", "devices": 8, "context_tokens": 131072,
-        "concurrency": 64,
-    })
+    response = client.get(FIT, {"model": "llama-3.3-70b", "hardware": "nvidia-h100-sxm", "devices": 8,
+                                "context_tokens": 131072, "concurrency": 64})
 
     page = html(response)
     assert 'data-fits="false"' in page
@@ -465,28 +447,17 @@ def test_fit_llama_3_3_70b_on_eight_h100_proposes_no_llama_cpp(client, loaded_ca
 
 
 def test_fit_says_when_the_device_count_is_no_tensor_parallel_size(client, loaded_catalog):
-    page = html(client.get(reverse("recommend:fit"), {"model": "qwen3-32b", "hardware": "nvidia-rtx-4090",
-                                                       "devices": 3}))
+    page = html(client.get(FIT, {"model": "qwen3-32b", "hardware": "nvidia-rtx-4090", "devices": 3}))
 
     assert 'id="tp-note"' in page and "vLLM refuses 3-way tensor parallelism" in page
     assert "must divide its 64 attention heads" in page
 
-    short = html(client.get(reverse("recommend:fit"), {"model": "qwen3-32b", "hardware": "nvidia-rtx-4090"}))
+    short = html(client.get(FIT, {"model": "qwen3-32b", "hardware": "nvidia-rtx-4090"}))
     assert "<strong>4 devices</strong>" in short and "<strong>3 devices</strong>" not in short
 
 
-def test_fit_custom_model_without_a_format_is_asked_for_one(client, db):
-    response = client.get(reverse("recommend:fit"), {
-        "model": "custom", "params_b": 7, "layers": 32, "kv_heads": 8, "head_dim": 128, "hardware": "custom",
-        "memory_gib": 24, "bandwidth_gb_s": 1008,
-    })
-
-    assert response.status_code == 400
-    assert "Weight format: Choose the weight format" in html(response)
-
-
 def test_consumer_cards_from_8_gb_are_presets_with_sources(client, loaded_catalog):
-    page = html(client.get(reverse("recommend:fit")))
+    page = html(client.get(FIT))
 
     for slug, label in (("nvidia-rtx-4060", "(8 GiB, 272 GB/s)"), ("nvidia-rtx-4060-ti-16gb", "16 GiB, 288 GB/s"),
                         ("nvidia-rtx-4070", "12 GiB, 504 GB/s"), ("nvidia-rtx-4080", "16 GiB, 716.8 GB/s"),
@@ -498,7 +469,7 @@ def test_consumer_cards_from_8_gb_are_presets_with_sources(client, loaded_catalo
 
 def test_the_24_gb_rule_of_thumb_is_shown_with_the_calculators_own_figures(client, loaded_catalog):
     guide = html(client.get(reverse("recommend:engine_guide")))
-    fit_page = html(client.get(reverse("recommend:fit")))
+    fit_page = html(client.get(FIT))
 
     for page in (guide, fit_page):
         note = page[page.index('id="rule-of-thumb-24gb"'):]
@@ -520,7 +491,7 @@ def wizard_links(page: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("hardware", [value for value, _ in WizardForm.base_fields["hardware"].choices])
 def test_every_wizard_answer_links_to_fit_and_break_even_answers(client, loaded_catalog, hardware):
-    page = html(client.get(reverse("recommend:wizard"), {"hardware": hardware, "hosted_ok": "on"}))
+    page = html(client.get(WIZARD, {"hardware": hardware, "hosted_ok": "on"}))
 
     links = wizard_links(page)
     assert set(links) == {"fit", "break-even"}, hardware
@@ -537,14 +508,14 @@ def test_every_wizard_answer_links_to_fit_and_break_even_answers(client, loaded_
 
 
 def test_wizard_links_from_a_laptop_say_which_gpu_they_show(client, loaded_catalog):
-    page = html(client.get(reverse("recommend:wizard"), {"hardware": "laptop_edge"}))
+    page = html(client.get(WIZARD, {"hardware": "laptop_edge"}))
 
     assert "How much memory does gpt-oss-120b (MoE) need?" in page
     assert "(shown on one NVIDIA H100 SXM; enter your own hardware there)" in page
 
 
 def test_break_even_lists_each_model_once_by_name(client, loaded_catalog):
-    response = client.get(reverse("recommend:break_even"))
+    response = client.get(BREAK_EVEN)
 
     options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]+)</option>',
                          html(response)[html(response).index('id="id_model"'):])
@@ -557,10 +528,9 @@ def test_break_even_lists_each_model_once_by_name(client, loaded_catalog):
 
 
 def test_break_even_writes_money_as_money_and_uses_your_own_gpu_price(client, loaded_catalog):
-    response = client.get(reverse("recommend:break_even"), {
-        "input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000, "model": "gpt-oss-120b",
-        "utilisation": 50, "gpu_count": 2, "own_gpu_usd_per_hour": "1.5",
-    })
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 100_000_000, "output_tokens_per_day": 20_000_000,
+                                       "model": "gpt-oss-120b", "utilisation": 50, "gpu_count": 2,
+                                       "own_gpu_usd_per_hour": "1.5"})
 
     page = html(response)
     assert response.status_code == 200
@@ -574,10 +544,8 @@ def test_break_even_writes_money_as_money_and_uses_your_own_gpu_price(client, lo
 
 @pytest.mark.parametrize("value", ["0", "-3", "abc", "100000"])
 def test_break_even_rejects_a_bad_own_gpu_price_naming_the_field(client, loaded_catalog, value):
-    response = client.get(reverse("recommend:break_even"), {
-        "input_tokens_per_day": 1, "output_tokens_per_day": 1, "model": "gpt-oss-120b", "utilisation": 50,
-        "gpu_count": 1, "own_gpu_usd_per_hour": value,
-    })
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 1, "output_tokens_per_day": 1, "model": "gpt-oss-120b",
+                                       "utilisation": 50, "gpu_count": 1, "own_gpu_usd_per_hour": value})
 
     assert response.status_code == 400
     assert "Your own GPU price per hour (USD, optional)" in html(response)[html(response).index('id="form-errors"'):]
@@ -589,21 +557,20 @@ def test_fit_and_break_even_query_counts_do_not_grow_with_rows(client, db):
     fit_params = {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm"}
     be_params = {"input_tokens_per_day": 1000, "output_tokens_per_day": 1000, "model": "gpt-oss-120b",
                  "utilisation": 50, "gpu_count": 1, "own_gpu_usd_per_hour": 2}
-    few = (count_queries(client, reverse("recommend:fit"), fit_params),
-           count_queries(client, reverse("recommend:break_even"), be_params))
+    few = (count_queries(client, FIT, fit_params),
+           count_queries(client, BREAK_EVEN, be_params))
 
     grow_catalog(12, start=1)
     for index in range(10):
         HardwareSpecFactory(slug=f"gpu-{index}")
-    many = (count_queries(client, reverse("recommend:fit"), fit_params),
-            count_queries(client, reverse("recommend:break_even"), be_params))
+    many = (count_queries(client, FIT, fit_params),
+            count_queries(client, BREAK_EVEN, be_params))
 
     assert few == many
 
 
 def test_break_even_page_takes_the_apis_defaults(client, loaded_catalog):
-    response = client.get(reverse("recommend:break_even"), {"input_tokens_per_day": 1000,
-                                                            "output_tokens_per_day": 1000})
+    response = client.get(BREAK_EVEN, {"input_tokens_per_day": 1000, "output_tokens_per_day": 1000})
 
     assert response.status_code == 200
     assert response.context["result"]["model_name"] == "gpt-oss-120b"
@@ -617,8 +584,7 @@ def _published_section(page: str) -> str:
 
 
 def test_a_hopper_answer_cites_each_engines_published_figure_with_publisher_date_and_version(client, loaded_catalog):
-    page = html(client.get(reverse("recommend:wizard"), {"hardware": "nvidia_hopper_node",
-                                                         "deployment": "production"}))
+    page = html(client.get(WIZARD, {"hardware": "nvidia_hopper_node", "deployment": "production"}))
     section = _published_section(page)
     entry = section[section.index('data-comparison="gpt-oss-120b/nvidia-h100-sxm"'):]
     entry = entry[:entry.index("</div>")]
@@ -630,8 +596,8 @@ def test_a_hopper_answer_cites_each_engines_published_figure_with_publisher_date
 
 
 def test_where_the_published_leader_is_not_the_guides_pick_the_answer_shows_both(client, loaded_catalog):
-    page = html(client.get(reverse("recommend:wizard"), {"hardware": "nvidia_hopper_node",
-                                                         "deployment": "production", "architecture": "moe"}))
+    page = html(client.get(WIZARD, {"hardware": "nvidia_hopper_node", "deployment": "production",
+                                    "architecture": "moe"}))
     assert 'class="reco-answer" data-tool="sglang"' in page
     entry = _published_section(page)
     entry = entry[entry.index('data-comparison="gpt-oss-120b/nvidia-h100-sxm"'):]
@@ -640,8 +606,8 @@ def test_where_the_published_leader_is_not_the_guides_pick_the_answer_shows_both
 
 def test_the_chosen_model_selects_its_comparisons_and_the_ranking_does_not_change(client, loaded_catalog):
     query = {"hardware": "nvidia_hopper_node", "deployment": "production"}
-    default = client.get(reverse("recommend:wizard"), query).context["result"]
-    chosen = client.get(reverse("recommend:wizard"), {**query, "model": "deepseek-r1"}).context["result"]
+    default = client.get(WIZARD, query).context["result"]
+    chosen = client.get(WIZARD, {**query, "model": "deepseek-r1"}).context["result"]
     assert [item["tool"] for item in chosen["results"]] == [item["tool"] for item in default["results"]]
     assert {entry["model_slug"] for entry in chosen["published_evidence"]} == {"deepseek-r1"}
     assert {entry["hardware_slug"] for entry in chosen["published_evidence"]} == {"nvidia-h200"}
@@ -649,15 +615,15 @@ def test_the_chosen_model_selects_its_comparisons_and_the_ranking_does_not_chang
 
 def test_hardware_without_a_comparison_for_the_model_says_so_and_names_the_models_that_have_one(client,
                                                                                                loaded_catalog):
-    page = unescape(html(client.get(reverse("recommend:wizard"), {"hardware": "amd_instinct"})))
+    page = unescape(html(client.get(WIZARD, {"hardware": "amd_instinct"})))
     assert "No published comparison of several engines on this hardware for gpt-oss-120b yet." in page
     assert "There is one for DeepSeek-R1" in page
-    laptop = html(client.get(reverse("recommend:wizard"), {"hardware": "laptop_edge"}))
+    laptop = html(client.get(WIZARD, {"hardware": "laptop_edge"}))
     assert "reco-published" not in laptop
 
 
 def test_a_model_without_published_comparisons_is_refused_naming_the_field(client, loaded_catalog):
-    response = client.get(reverse("recommend:wizard"), {"hardware": "nvidia_hopper_node", "model": "no-such-model"})
+    response = client.get(WIZARD, {"hardware": "nvidia_hopper_node", "model": "no-such-model"})
     assert response.status_code == 400
     summary = html(response)[html(response).index('id="form-errors"'):]
     assert "Which model will you serve?" in summary

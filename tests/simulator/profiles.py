@@ -45,6 +45,10 @@ def _error(message: str, *, type_: str = "invalid_request_error", param: str | N
     return {"message": message, "type": type_, "param": param, "code": code}
 
 
+def _wrong_api_format(message: str) -> Rejection:
+    return 400, _error(message, param="validation_error", code="wrong_api_format")
+
+
 def _no_rejection(profile: Profile, body: dict) -> Rejection | None:
     return None
 
@@ -71,25 +75,18 @@ def _cerebras(profile: Profile, body: dict) -> Rejection | None:
     # C4 (3rd-party, UNCONFIRMED): these fields are rejected with 400.
     for param in ("logit_bias", "parallel_tool_calls", "frequency_penalty", "presence_penalty", "service_tier"):
         if param in body:
-            return 400, _error(
-                f"{param}: property '{param}' is unsupported", param="validation_error", code="wrong_api_format"
-            )
+            return _wrong_api_format(f"{param}: property '{param}' is unsupported")
     # Issue #3 expects n=2 to be rejected on Cerebras; no cited Cerebras source covers n (UNCONFIRMED).
     if body.get("n") not in (None, 1):
-        return 400, _error("n: only n=1 is supported", param="validation_error", code="wrong_api_format")
+        return _wrong_api_format("n: only n=1 is supported")
     # C4 (3rd-party, UNCONFIRMED): tool_choice only "auto" or "none".
     if "tool_choice" in body and body["tool_choice"] not in ("auto", "none"):
-        return 400, _error(
-            "tool_choice: only 'auto' and 'none' are supported", param="validation_error", code="wrong_api_format"
-        )
+        return _wrong_api_format("tool_choice: only 'auto' and 'none' are supported")
     # C8: reasoning_content on an assistant message -> 400 wrong_api_format.
     for index, message in enumerate(body.get("messages") or []):
         if isinstance(message, dict) and message.get("role") == "assistant" and "reasoning_content" in message:
-            return 400, _error(
-                f"messages.{index}.assistant.reasoning_content: property 'messages.{index}.assistant.reasoning_content' is unsupported",
-                param="validation_error",
-                code="wrong_api_format",
-            )
+            field = f"messages.{index}.assistant.reasoning_content"
+            return _wrong_api_format(f"{field}: property '{field}' is unsupported")
     if body.get("model") == "gpt-oss-120b":
         # C4 (3rd-party): no streaming for reasoning models with JSON mode or tools (contradicted for
         # qwen-3-coder-480b by C6, so only the reasoning model gpt-oss-120b is affected here).

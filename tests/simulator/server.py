@@ -12,13 +12,17 @@ import uuid
 from dataclasses import dataclass, field
 
 from .engine_model import EngineModel
-from .profiles import PROFILES, Profile
+from .profiles import PROFILES, Profile, _error
 
 WORDS = ("calm", "tide", "wave", "salt", "reef", "gull", "mist", "port", "sail", "keel", "buoy", "dock", "foam", "cove")
 REASONING_WORDS = ("plan", "note", "idea", "step", "test", "goal", "mind", "take")
 UNLIMITED_TOKENS = 200
 NATURAL_TOKENS = 24
 PRECISE_WINDOW_S = 0.002
+# Faults written in place of the stream's events, and faults that break a stream after fault_after_events events.
+STREAM_FAULTS = ("malformed_sse", "invalid_json", "too_large", "slow_drip")
+MID_STREAM_FAULTS = ("stall_mid_stream", "reset_mid_stream", "stream_error_event", "stream_error_object",
+                     "close_without_finish")
 
 
 @dataclass
@@ -147,6 +151,16 @@ def compose_reply(profile: Profile, body: dict, schedule: Schedule) -> Reply:
 def masked_keys(key: str) -> tuple[str, str, str]:
     """The key as providers echo it masked: its first six and last six characters around "...", "***" or "…"."""
     return f"{key[:6]}...{key[-6:]}", f"{key[:6]}***{key[-6:]}", f"{key[:6]}…{key[-6:]}"
+
+
+def _unrecognized(param: str) -> dict:
+    return _error(f"Unrecognized request argument supplied: {param}", param=param)
+
+
+def _cerebras_time_info() -> dict:
+    """Cerebras' timing block (C3, C6), in seconds."""
+    return {"queue_time": 0.0001, "prompt_time": 0.002, "completion_time": 0.01, "total_time": 0.013,
+            "created": time.time()}
 
 
 def _key_echo_headers(key: str) -> dict[str, str]:
@@ -303,16 +317,7 @@ class Simulator:
         if not path.endswith("/chat/completions") or method != "POST":
             return await self._send_raw(conn, 404, b"Not Found", "text/plain")
         if not isinstance(body, dict):
-            return await self._send_error(
-                conn,
-                400,
-                {
-                    "message": "could not parse the JSON body",
-                    "type": "invalid_request_error",
-                    "param": None,
-                    "code": None,
-                },
-            )
+            return await self._send_error(conn, 400, _error("could not parse the JSON body"))
         fault = options.get("fault")
         if fault and (options.get("fault_requests") is None or self.fault_count < options["fault_requests"]):
             self.fault_count += 1
@@ -324,41 +329,16 @@ class Simulator:
         if profile.models and body.get("model") not in profile.models:
             # T9 (Together): OpenAI model strings return 404; every profile answers an unknown model this way.
             return await self._send_error(
-                conn,
-                404,
-                {
-                    "message": f"Unable to access model {body.get('model')}.",
-                    "type": "invalid_request_error",
-                    "param": None,
-                    "code": "model_not_found",
-                },
+                conn, 404, _error(f"Unable to access model {body.get('model')}.", code="model_not_found")
             )
         rejection = profile.reject(body)
         if rejection is not None:
             status, fields = rejection
             return await self._send_error(conn, status, fields)
         if body.get("stream_options") is not None and options.get("reject_stream_options"):
-            return await self._send_error(
-                conn,
-                400,
-                {
-                    "message": "Unrecognized request argument supplied: stream_options",
-                    "type": "invalid_request_error",
-                    "param": "stream_options",
-                    "code": None,
-                },
-            )
+            return await self._send_error(conn, 400, _unrecognized("stream_options"))
         if "max_completion_tokens" in body and options.get("reject_max_completion_tokens"):
-            return await self._send_error(
-                conn,
-                400,
-                {
-                    "message": "Unrecognized request argument supplied: max_completion_tokens",
-                    "type": "invalid_request_error",
-                    "param": "max_completion_tokens",
-                    "code": None,
-                },
-            )
+            return await self._send_error(conn, 400, _unrecognized("max_completion_tokens"))
         schedule = Schedule.from_options(options.get("schedule"))
         reply = compose_reply(profile, body, schedule)
         if body.get("stream"):
@@ -407,22 +387,21 @@ class Simulator:
 
     def _logprobs(self, reply: Reply, top: int) -> dict:
         tokens = reply.content or ["x"]
+
+        def alternatives(token: str) -> list[tuple[str, float]]:
+            return [(token, -0.1), (" alt", -2.3), (" other", -3.1)]
+
         if self.profile.logprobs_shape == "together":  # T4
             return {
                 "tokens": tokens,
                 "token_logprobs": [-0.1] * len(tokens),
-                "top_logprobs": [dict([(t, -0.1), (" alt", -2.3), (" other", -3.1)][: max(1, top)]) for t in tokens],
+                "top_logprobs": [dict(alternatives(t)[: max(1, top)]) for t in tokens],
             }
         entries = []
         for token in tokens:
-            alternatives = [
-                {"token": token, "logprob": -0.1},
-                {"token": " alt", "logprob": -2.3},
-                {"token": " other", "logprob": -3.1},
-            ]
-            entries.append(
-                {"token": token, "logprob": -0.1, "bytes": list(token.encode()), "top_logprobs": alternatives[:top]}
-            )
+            top_logprobs = [{"token": text, "logprob": logprob} for text, logprob in alternatives(token)[:top]]
+            entries.append({"token": token, "logprob": -0.1, "bytes": list(token.encode()),
+                            "top_logprobs": top_logprobs})
         return {"content": entries}
 
     def _message(self, reply: Reply) -> dict:
@@ -459,23 +438,13 @@ class Simulator:
             "usage": self._usage(body, reply, n),
         }
         if self.profile.name == "cerebras":  # C3
-            data["time_info"] = {
-                "queue_time": 0.0001,
-                "prompt_time": 0.002,
-                "completion_time": 0.01,
-                "total_time": 0.013,
-                "created": time.time(),
-            }
+            data["time_info"] = _cerebras_time_info()
         if self.profile.name == "groq":
             data["x_groq"] = {"id": "req_" + uuid.uuid4().hex[:26]}
         extra = self._common_headers(request_id)
         if self.profile.name == "fireworks":  # F3: perf metrics as response headers on non-streaming calls
-            extra.update(
-                {
-                    "fireworks-prompt-tokens": str(data["usage"]["prompt_tokens"]),
-                    "fireworks-server-time-to-first-token": "0.004",
-                }
-            )
+            extra["fireworks-prompt-tokens"] = str(data["usage"]["prompt_tokens"])
+            extra["fireworks-server-time-to-first-token"] = "0.004"
         record["timeline"]["completed_ns"] = time.perf_counter_ns()
         return await self._send_json(conn, 200, data, extra)
 
@@ -487,33 +456,16 @@ class Simulator:
     # ----- faults that replace the response ---------------------------------------------------------------
     async def _pre_fault(self, conn: Connection, fault: str, options: dict, headers: dict) -> bool | None:
         if fault == "unauthorized_401":
-            return await self._send_error(
-                conn,
-                401,
-                {
-                    "message": "Invalid API Key",
-                    "type": "invalid_request_error",
-                    "param": None,
-                    "code": "invalid_api_key",
-                },
-            )
+            return await self._send_error(conn, 401, _error("Invalid API Key", code="invalid_api_key"))
         if fault == "echo_auth_500":
             # A broken upstream that echoes the request headers into its error page.
             page = f"upstream failed; request headers were: authorization={headers.get('authorization', '')}".encode()
             return await self._send_raw(conn, 500, page, "text/plain")
         if fault == "echo_key_401":
             key = headers.get("authorization", "").removeprefix("Bearer ")
-            forms = masked_keys(key)
-            return await self._send_error(
-                conn,
-                401,
-                {
-                    "message": f"Incorrect API key provided: {forms[0]}. You sent {key} ({forms[2]}).",
-                    "type": "invalid_request_error",
-                    "param": forms[1],
-                    "code": "invalid_api_key",
-                },
-            )
+            dots, stars, ellipsis = masked_keys(key)
+            message = f"Incorrect API key provided: {dots}. You sent {key} ({ellipsis})."
+            return await self._send_error(conn, 401, _error(message, param=stars, code="invalid_api_key"))
         if fault == "stall_before_headers":
             await conn.hang()
             return False
@@ -528,22 +480,13 @@ class Simulator:
                 message = f"Rate limit reached for model `openai/gpt-oss-120b` on tokens per minute (TPM): Limit 15000, Used 11972, Requested 4351. Please try again in {retry_after}s."
                 fields = {"message": message, "type": "tokens", "code": "rate_limit_exceeded"}
             else:
-                fields = {
-                    "message": "Rate limit exceeded",
-                    "type": "rate_limit_error",
-                    "param": None,
-                    "code": "rate_limit_exceeded",
-                }
+                fields = _error("Rate limit exceeded", type_="rate_limit_error", code="rate_limit_exceeded")
             headers = {} if options.get("omit_retry_after") else {"retry-after": retry_after}
             return await self._send_error(conn, 429, fields, headers)
         if fault == "http_500":
-            return await self._send_error(
-                conn, 500, {"message": "Internal server error", "type": "server_error", "param": None, "code": None}
-            )
+            return await self._send_error(conn, 500, _error("Internal server error", type_="server_error"))
         if fault == "overloaded_503":  # F2 (Fireworks) and T2/T4 (Together): load shedding
-            return await self._send_error(
-                conn, 503, {"message": "Service Overloaded", "type": "server_error", "param": None, "code": None}
-            )
+            return await self._send_error(conn, 503, _error("Service Overloaded", type_="server_error"))
         if fault == "redirect":
             headers = {"location": "http://attacker.invalid/v1/chat/completions"}
             return await self._send_raw(conn, 302, b"", "text/plain", headers)
@@ -644,69 +587,39 @@ class Simulator:
                     clump.clear()
                 await conn.send_chunk(data)
 
-            if fault in ("malformed_sse", "invalid_json", "too_large", "slow_drip"):
+            if fault in STREAM_FAULTS:
                 return await self._stream_fault(conn, fault, options, chunk)
 
             if schedule.role_chunk:
-                extra = (
-                    {"x_groq": {"id": "req_" + uuid.uuid4().hex[:26], "seed": body.get("seed", 0)}}
-                    if profile.name == "groq"
-                    else {}
-                )
-                await emit(
-                    chunk(
-                        [
-                            {"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
-                            for i in range(n)
-                        ],
-                        **extra,
-                    )
-                )
+                extra = {}
+                if profile.name == "groq":
+                    extra["x_groq"] = {"id": "req_" + uuid.uuid4().hex[:26], "seed": body.get("seed", 0)}
+                roles = [{"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+                         for i in range(n)]
+                await emit(chunk(roles, **extra))
 
-            pieces: list[tuple[str, object]] = [("reasoning", t) for t in reply.reasoning] + [
-                ("content", t) for t in reply.content
-            ]
-            pieces += [("tool", call) for call in reply.tool_calls]
-            groups = [
-                pieces[i : i + max(1, schedule.tokens_per_chunk)]
-                for i in range(0, len(pieces), max(1, schedule.tokens_per_chunk))
-            ]
+            pieces: list[tuple[str, object]] = [("reasoning", t) for t in reply.reasoning]
+            pieces += [("content", t) for t in reply.content] + [("tool", call) for call in reply.tool_calls]
+            size = max(1, schedule.tokens_per_chunk)
+            groups = [pieces[i : i + size] for i in range(0, len(pieces), size)]
             fault_after = int(options.get("fault_after_events", 3))
             for number, group in enumerate(groups):
-                if (
-                    fault
-                    in (
-                        "stall_mid_stream",
-                        "reset_mid_stream",
-                        "stream_error_event",
-                        "stream_error_object",
-                        "close_without_finish",
-                    )
-                    and sent_events >= fault_after
-                ):
+                if fault in MID_STREAM_FAULTS and sent_events >= fault_after:
                     return await self._mid_stream_fault(conn, fault)
                 if number == 0:
                     offset_ms = first_offset_ms
+                elif engine is not None:
+                    offset_ms += engine.step_ms(schedule.itl_ms, constrained=constrained)
                 else:
-                    offset_ms += (
-                        engine.step_ms(schedule.itl_ms, constrained=constrained)
-                        if engine is not None
-                        else schedule.itl_ms
-                    )
+                    offset_ms += schedule.itl_ms
                 await at(offset_ms)
                 delta: dict = {}
                 for kind, value in group:
                     if kind == "tool":
                         name, arguments = value
                         index = len(delta.setdefault("tool_calls", []))
-                        delta["tool_calls"].append(
-                            {
-                                "index": index,
-                                "id": f"call_{index}",
-                                "type": "function",
-                                "function": {"name": name, "arguments": ""},
-                            }
-                        )
+                        delta["tool_calls"].append({"index": index, "id": f"call_{index}", "type": "function",
+                                                    "function": {"name": name, "arguments": ""}})
                         delta["tool_calls"].append({"index": index, "function": {"arguments": arguments}})
                     else:
                         field_name = profile.reasoning_field if kind == "reasoning" else "content"
@@ -720,9 +633,8 @@ class Simulator:
                     for i in range(n):
                         choice = {"index": i, "delta": dict(delta), "finish_reason": None}
                         if body.get("logprobs"):
-                            choice["logprobs"] = self._logprobs(
-                                Reply(content=[v for k, v in group if k == "content"]), int(body.get("top_logprobs") or 0)
-                            )
+                            content = Reply(content=[v for k, v in group if k == "content"])
+                            choice["logprobs"] = self._logprobs(content, int(body.get("top_logprobs") or 0))
                         choices.append(choice)
                     await emit(chunk(choices))
                 now = time.perf_counter_ns()
@@ -739,13 +651,7 @@ class Simulator:
             if profile.usage_mode == "finish_chunk":
                 finish_extra["usage"] = usage
                 if profile.name == "cerebras":  # C6
-                    finish_extra["time_info"] = {
-                        "queue_time": 0.0001,
-                        "prompt_time": 0.002,
-                        "completion_time": 0.01,
-                        "total_time": 0.013,
-                        "created": time.time(),
-                    }
+                    finish_extra["time_info"] = _cerebras_time_info()
                 if profile.name == "fireworks" and body.get("perf_metrics_in_response"):  # F3
                     finish_extra["perf_metrics"] = {
                         "server-time-to-first-token": schedule.ttft_ms / 1000,
