@@ -193,11 +193,11 @@ class ProcessCopies:
 
     def get(self, generation: int, key: str) -> tuple[int, Any] | None:
         with self._lock:
-            built, pickled = self._entries.get(key, (0, b"")) if generation == self._generation else (0, b"")
-            if not pickled or time.time() - built >= read_cache_seconds():
+            copy = self._entries.get(key) if generation == self._generation else None
+            if copy is None or time.time() - copy[0] >= read_cache_seconds():
                 return None
             self._entries.move_to_end(key)
-        return pickle.loads(pickled)
+        return pickle.loads(copy[1])
 
     def put(self, generation: int, key: str, entry: tuple[int, Any]) -> None:
         pickled = pickle.dumps(entry, pickle.HIGHEST_PROTOCOL)

@@ -391,11 +391,13 @@ def evidence_matrix() -> list[MatrixRow]:
             row.newest = max(row.newest, series.observed_on or "")
             best = series.best
             known = row.engines.get(series.engine)
-            if known is None or (best is not None and (known.best_per_gpu or 0) < best.output_tps_per_gpu):
+            if best is not None and (known is None or (known.best_per_gpu or 0) < best.output_tps_per_gpu):
                 where = (f"{comparison.hardware_count}× · {comparison.weight_format} · {comparison.workload} · "
-                         f"{best.load}") if best else ""
+                         f"{best.load}")
                 row.engines[series.engine] = MatrixEngine(series.engine, series.engine_version,
-                                                          best.output_tps_per_gpu if best else None, where,
+                                                          best.output_tps_per_gpu, where, series.newer_release)
+            elif known is None:
+                row.engines[series.engine] = MatrixEngine(series.engine, series.engine_version, None, "",
                                                           series.newer_release)
     return sorted(rows.values(), key=lambda row: (-len(row.engines), row.model_name, row.hardware_name))
 
