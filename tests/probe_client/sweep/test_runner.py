@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, run_sweep, runner
+from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, loops, run_sweep, runner
 from tests.probe_client.conftest import config_for, run
 
 TTFT_MS = 20.0
@@ -185,7 +185,7 @@ def test_cap_gives_doubling_levels_and_output_length_is_limited():
 
 
 def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
-    """The loop must get round to its sockets while a high level is starting (see _StartBudget)."""
+    """The loop must get round to its sockets while a high level is starting (see loops._StartBudget)."""
 
     async def begin(budget_s: float, requests: int, work_s: float) -> list[int]:
         turns = 0
@@ -196,7 +196,7 @@ def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
             asyncio.get_running_loop().call_soon(tick)
 
         tick()
-        starts = runner._StartBudget(budget_s)
+        starts = loops._StartBudget(budget_s)
         began = []
 
         async def request() -> None:
