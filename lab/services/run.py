@@ -411,7 +411,10 @@ def sweep_measure(
     measured.card = scrub(measured.card, secret)
     measured.outcome = scrub(measured.outcome, secret)
     if kind == SweepRun.Kind.SWEEP:
-        measured.outcome["results"] = {"knee": find_knee([level.to_dict() for level in measured.levels]).to_dict()}
+        measured.outcome["results"] = {
+            **measured.outcome.get("results", {}),
+            "knee": find_knee([level.to_dict() for level in measured.levels]).to_dict(),
+        }
     return run, measured
 
 
@@ -429,6 +432,7 @@ def _sweep_outcome(result, stop_event: threading.Event, *, stored_before: bool) 
         "stopped_reason": STOPPED_REASONS.get(result.stopped_reason, ""),
         "error_class": result.error_class,
         "error_message": result.error_message,
+        "results": {"settle": result.settle},
     }
 
 
@@ -445,7 +449,7 @@ def _finish(run: SweepRun, attempt: int, *, status: str, secret: str = "", **val
         locked.levels_done = locked.levels.count()
         if locked.kind == SweepRun.Kind.SWEEP:
             levels = [_stored_level_dict(level) for level in locked.levels.all()]
-            locked.results = {"knee": find_knee(levels).to_dict()}
+            locked.results = {**(locked.results or {}), "knee": find_knee(levels).to_dict()}
         if status != SweepRun.Status.STOPPED:
             locked.finished_at = now
             locked.changes = sweep_changes(run=locked)
