@@ -155,16 +155,15 @@ async def _serve(connection: Connection) -> None:
         nonlocal stop
         while connection.poll():
             message = connection.recv()
-            if message == "stop":
-                stop = True
-            else:
+            # A stop sent after a level's job is that level's, even when the job has not begun yet.
+            stop = message == "stop" or (stop and message is None)
+            if message != "stop":
                 messages.put_nowait(message)
 
     loop.add_reader(connection.fileno(), receive)
     async with ProbeHTTP(config, max_connections=STREAMS_PER_PROCESS) as http:
         secrets = http.secrets()
         while (job := await messages.get()) is not None:
-            stop = False
             plan = job["plan"]
             mine, count = job["part"]
             indices = iter(range(mine, plan.requests_per_level, count))

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, loops, run_sweep, runner
+from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, loops, run_sweep, runner, spread
 from tests.probe_client.conftest import config_for, run
 
 TTFT_MS = 20.0
@@ -214,3 +214,70 @@ def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
     # A budget already spent still lets the first request of every turn begin: one per turn.
     one_each = asyncio.run(begin(0.0, 5, 0.001))
     assert len(one_each) == len(set(one_each)) == 5
+
+
+def test_two_token_events_in_one_write_are_flagged_as_merged_reads(simulator_factory):
+    """A server that writes token events two at a time: one read delivers each pair under one kernel stamp, so
+    the first event of a pair may be a gap late, and every such TTFT and gap is flagged."""
+    paired = simulator_factory(
+        "openai", schedule={"ttft_ms": 5, "itl_ms": 20, "tokens": 5, "events_per_write": 2, "precise": False,
+                            "reasoning_tokens": 0},
+    )
+    plan = SweepPlan(mode="concurrency", levels=(2,), requests_per_level=4)
+    result = run(run_sweep(config_for(paired), plan=plan, workload=Workload.from_dict(
+        {"name": "paired", "input": 50, "output": 5})))
+    level = result.levels[0]
+    assert level.ok == 4
+    for sample in level.samples:
+        # Events 0+1 and 2+3 share a write; 4 comes alone: the gaps touching events 0 and 2 are flagged.
+        assert sample.ttft_merged
+        assert {0, 1, 2} <= set(sample.merged_gaps)
+        assert sample.gaps_ms[0] == sample.gaps_ms[2] == 0.0
+    assert level.ttft_ms["merged_reads"] == 4
+    assert level.itl_ms["merged_reads"] >= 12
+
+
+def test_the_settle_request_is_reported_and_nothing_stopped_is_null(engine):
+    engine.reset()
+    result = run(run_sweep(config_for(engine), plan=SweepPlan(mode="concurrency", levels=(1,), requests_per_level=2),
+                           workload=WORKLOAD))
+    settles = [r for r in engine.chat_requests if "-settle." in r["body"]["messages"][0]["content"]]
+    assert len(settles) == 1 and len(engine.chat_requests) == 3
+    document = result.to_dict()
+    assert document["settle"]["ok"] is True and document["settle"]["ttft_ms"] > 0
+    assert document["settle"]["output_tokens"] == OUTPUT_TOKENS and document["settle"]["error_class"] is None
+    assert document["stopped_reason"] is None
+
+
+def test_a_level_above_the_stream_budget_is_spread_over_worker_processes(engine, monkeypatch):
+    monkeypatch.setattr(spread, "STREAMS_PER_PROCESS", 2)
+    spreads = []
+    original = spread.ProcessSpread.run_level
+
+    async def counted(self, *args, **kwargs):
+        parts = await original(self, *args, **kwargs)
+        spreads.append(len(parts))
+        return parts
+
+    monkeypatch.setattr(spread.ProcessSpread, "run_level", counted)
+    progress = []
+    plan = SweepPlan(mode="concurrency", levels=(2, 5), requests_per_level=10)
+    result = run(run_sweep(config_for(engine), plan=plan, workload=WORKLOAD,
+                           on_request_done=lambda level, done, total: progress.append((level, done, total))))
+    assert spreads == [3]  # level 2 on the caller's loop; 5 streams over ceil(5 / 2) processes
+    for level in result.levels:
+        assert level.ok == level.requests == 10, level.errors
+        assert [sample.index for sample in level.samples] == list(range(10))
+        assert len({sample.request_id for sample in level.samples}) == 10
+        assert all(sample.ttft_ms > 0 and len(sample.gaps_ms) == OUTPUT_TOKENS - 1 for sample in level.samples)
+    assert (5, 10, 10) in progress
+    assert result.server_info["token_param"] == "max_completion_tokens"
+
+
+def test_a_stop_reaches_every_worker_process(engine, monkeypatch):
+    monkeypatch.setattr(spread, "STREAMS_PER_PROCESS", 2)
+    started = time.perf_counter()
+    plan = SweepPlan(mode="concurrency", levels=(4,), requests_per_level=400)
+    result = run(run_sweep(config_for(engine), plan=plan, workload=WORKLOAD,
+                           should_stop=lambda: time.perf_counter() - started > 2.0))
+    assert result.stopped_reason == "interrupted" and result.levels == []
