@@ -205,7 +205,9 @@ def measure_lab(sim, port: int, setting: Setting, levels: list[int], work: Path)
         busy_after, total_after = cpu_times()
         measured = result.levels[0]
         wire = {e.response_id: e for e in read_exchanges(path, port)}
-        samples = [s for s in measured.samples if s.ok and s.request_id in wire]
+        # A request whose token packets the capture lost (see dropped) cannot be matched.
+        samples = [s for s in measured.samples
+                   if s.ok and s.request_id in wire and wire[s.request_id].first_token_ns is not None]
         mine = [wire[s.request_id] for s in samples]
         per_request = [abs(s.ttft_ms - wire[s.request_id].ttft_ms) for s in samples]
         late = [s for s in samples if s.ttft_ms - wire[s.request_id].ttft_ms > LATE_MS]

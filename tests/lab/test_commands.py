@@ -87,6 +87,7 @@ def test_json_has_every_request_the_settle_request_and_a_null_stopped_reason(sim
     document = _sweep(*_endpoint(simulator), "--levels", "1,2", *SMALL, stderr=stderr)
     assert "One settle request is sent first" in stderr.getvalue()
     assert document["stopped_reason"] is None
+    assert [level["level"] for level in document["card"]["merged_reads"]] == [1, 2]
     assert document["settle"]["ok"] is True and document["settle"]["ttft_ms"] > 0
     assert document["settle"]["output_tokens"] == 8 and document["settle"]["error_class"] is None
     for level in document["levels"]:
@@ -120,10 +121,11 @@ def test_merged_reads_are_counted_beside_the_percentiles(client):
     assert level.ttft_ms["merged_reads"] == 2 and level.itl_ms["merged_reads"] == 6
     assert all(record["ttft_merged"] and record["itl_merged"] == [0, 1, 2] for record in level.request_records)
     assert run.results["settle"]["ok"] is True and "knee" in run.results
+    assert run.card["merged_reads"] == [{"level": 2.0, "ttft": 2, "itl": 6}]
     # The count beside the percentiles on the run page, its card, the API's levels, and each request's flags.
     page = client.get(f"/engines/lab/{run.pk}/").content.decode()
-    assert 'data-ttft-merged="2"' in page and "(2 merged reads: up to one gap late)" in page
-    assert 'data-itl-merged="6"' in page and "Merged reads:" in page
+    assert 'data-ttft-merged="2">2 merged reads<' in page and 'data-itl-merged="6">6 merged<' in page
+    assert "<strong>Merged reads</strong> (under TTFT and ITL)" in page
     assert "At 2: 2 of 2 TTFTs and 6 inter-token gaps came from merged reads" in page
     assert "one request of the workload settles which parameters the endpoint accepts" in page
     rows = client.get(f"/api/v1/probes/sweeps/{run.pk}/levels/").json()["results"]
@@ -318,7 +320,7 @@ def test_json_is_one_document_on_stdout_and_the_key_is_never_printed(simulator, 
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert set(document) == {"run", "page", "kind", "status", "stopped_reason", "error", "endpoint", "plan",
-                             "workload", "levels", "results", "card"}
+                             "workload", "settle", "levels", "results", "card"}
     assert document["endpoint"]["api_key_env"] == "ATLAS_TEST_API_KEY"
     assert "level 1 streams: 3/3 requests ok" in result.stderr
     assert key not in result.stdout + result.stderr
