@@ -536,9 +536,10 @@ def render(table: list[dict], tools: list[str], header: list[str], notes: list[s
         "(every client and the capture rightly count it). Their 128-stream p99 of 38 ms was the start of the "
         "level: every request was begun in one turn of the client's event loop, which then read no socket for "
         "longer than a gap, so the streams answered first had their first two tokens merged. Requests now begin "
-        "within 2 ms of work per turn (probe_client/sweep/loops.py), and above 64 streams a level is spread "
-        "over worker processes (probe_client/sweep/spread.py); the merges still counted above come from the "
-        "client not being scheduled at all for a gap, on a machine busier than its cores.",
+        "within 2 ms of work per turn (probe_client/sweep/loops.py), and one thread reads and stamps every "
+        "connection (probe_client/transport.py); the merges still counted above come from the client not being "
+        "scheduled at all for a gap, on a machine busier than its cores, or from the simulator writing late "
+        "tokens together.",
     ]
     dropped = [f"{tool} at {row['level']} ({row['tools'][tool]['dropped']})" for row in table
                for tool in row["tools"] if row["tools"][tool]["dropped"]]

@@ -5,7 +5,7 @@ from django import template
 from django.contrib.humanize.templatetags.humanize import intcomma
 
 from lab.models import SweepRun
-from probe_client.sweep import STREAMS_PER_PROCESS, suite_defaults
+from probe_client.sweep import suite_defaults
 
 register = template.Library()
 
@@ -52,11 +52,6 @@ def _sweep_sentences(plan: dict) -> list[str]:
         "Before the first level, one request of the workload settles which parameters the endpoint accepts and opens "
         "the first connection; it is counted in no level."
     )
-    if plan.get("mode") != "rate" and max(plan.get("levels") or [0]) > STREAMS_PER_PROCESS:
-        sentences.append(
-            f"Levels above {STREAMS_PER_PROCESS} streams are spread over worker processes of at most "
-            f"{STREAMS_PER_PROCESS} streams each, so that every stream is read within an inter-token gap."
-        )
     return sentences
 
 

@@ -24,7 +24,6 @@ from .runner import (
     run_sweep,
 )
 from .server_facts import fetch_server_facts, model_fingerprint, quantization_from_name
-from .spread import STREAMS_PER_PROCESS
 from .stats import SLO, Knee, LevelResult, LinearFit, Sample, cost_per_million, find_knee, linear_fit, summarise_level
 from .suites import (
     PrefillDecodeResult,
@@ -49,7 +48,6 @@ __all__ = [
     "ParsedResults",
     "RESPONSE_FORMAT",
     "SLO",
-    "STREAMS_PER_PROCESS",
     "WEATHER_TOOL",
     "Knee",
     "LengthDistribution",

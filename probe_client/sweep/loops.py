@@ -1,7 +1,5 @@
-"""One event loop's share of a sweep level: its streams (closed loop) or its arrivals (open loop), sent, read and
-reduced to samples. The runner gives a level of up to ``STREAMS_PER_PROCESS`` streams to its own loop, and
-spreads a larger one over worker processes, each running :func:`measure_part` on its own loop
-(``spread.py``), so that no loop has more streams to read than it can read within one inter-token gap.
+"""One sweep level on the event loop: its streams (closed loop) or its arrivals (open loop), sent, read and reduced
+to samples (:func:`measure_part`). The connections are read and stamped by the transport's reading thread.
 """
 
 from __future__ import annotations
@@ -31,8 +29,8 @@ START_BUDGET_S = 0.002
 
 @dataclass
 class LevelPart:
-    """What one event loop measured of a level: its requests as samples, the server facts seen, how late open-loop
-    requests left their schedule, and whether sending stopped early."""
+    """What a level measured: its requests as samples, the server facts seen, how late open-loop requests left
+    their schedule, and whether sending stopped early."""
 
     samples: list[Sample] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
@@ -94,17 +92,11 @@ async def measure_part(
     secrets: tuple[str, ...],
     deadline: float,
     should_stop: Callable[[], bool] | None,
-    take_index: Callable[[], int | None],
     on_request_done: Callable[[], None] | None = None,
-    start_at: float | None = None,
 ) -> LevelPart:
-    """Send this loop's share of level ``plan.levels[position]`` and reduce what came back to samples.
-
-    Closed loop: ``streams`` workers, each taking its next request's index from ``take_index`` (None: the level
-    has sent all its requests) as soon as its previous request ended. Open loop: the level's seeded Poisson
-    arrivals, at most ``streams`` in flight.
-    ``start_at`` (``time.perf_counter`` seconds, one clock for every process on Linux) lets several loops begin
-    a level together. Parsing waits until every request of the part has ended."""
+    """Send level ``plan.levels[position]`` and reduce what came back to samples. Closed loop: ``streams`` workers,
+    each sending the level's next request as soon as its previous one ended. Open loop: the level's seeded Poisson
+    arrivals, at most ``streams`` in flight. Parsing waits until every request of the level has ended."""
     level = plan.levels[position]
     shapes = workload.shapes(plan.requests_per_level, stream_seed=position)
     level_nonce = new_nonce()
@@ -138,16 +130,15 @@ async def measure_part(
             return True
         return False
 
-    if start_at is not None:
-        await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
     started = time.perf_counter()
     arrivals_ns: dict[int, int] = {}
     if plan.mode == "concurrency":
+        indices = iter(range(len(shapes)))
 
         async def worker(slot: int) -> None:
             CONNECTION_SLOT.set(slot)
             while not stop_now():
-                index = take_index()
+                index = next(indices, None)
                 if index is None:
                     return
                 await one(index, shapes[index])

@@ -26,10 +26,10 @@ Public entry point (plain asyncio; no Django)::
 
 Before the first level one request of the workload, counted in no level, settles which parameters the endpoint
 accepts (the token limit's name, the usage chunk) and opens the first connection; ``SweepResult.settle`` says
-what it did. A closed-loop level above ``STREAMS_PER_PROCESS`` streams is spread over worker processes
-(``spread.py``); smaller levels and open loops run on the caller's event loop (``loops.py``). Parsing waits until
-a level is over, so no stream is ever parsed while others are being timed; every read is kernel-stamped
-(``transport.py``) in any case, and a read that held two token events is flagged (``stats.py``, merged reads).
+what it did. A level is sent from the caller's event loop (``loops.py``) while one thread reads and stamps every
+connection (``transport.py``, ``reading_thread``), so no read waits for the loop. Parsing waits until a level is
+over; every read is kernel-stamped in any case, and a read that held two token events is flagged (``stats.py``,
+merged reads).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from ..speed import FATAL_ERRORS, _Params, gc_paused
 from ..workloads import new_nonce
 from .loops import LevelPart, measure_part
 from .requests import sample_from, send
-from .spread import STREAMS_PER_PROCESS, ProcessSpread, processes_for
 from .stats import SLO, Knee, LevelResult, Sample, find_knee, level_duration_s, summarise_level
 from .workload import Workload
 
@@ -265,12 +264,9 @@ async def run_sweep(
     deadline = time.perf_counter() + plan.max_duration_s
     params = _Params()
     prefix_seed = f"{new_nonce()}"
-    own_streams = STREAMS_PER_PROCESS if plan.mode == "concurrency" else plan.max_in_flight
+    largest = max(plan.levels) if plan.mode == "concurrency" else plan.max_in_flight
     with gc_paused():
-        async with (
-            ProbeHTTP(config, max_connections=int(min(max(plan.levels), own_streams))) as http,
-            ProcessSpread(config, workload, prefix_seed) as spread,
-        ):
+        async with ProbeHTTP(config, max_connections=int(largest), reading_thread=True) as http:
             secrets = http.secrets()
             settle = workload.shapes(1, stream_seed=-1)[0]
             settle_exchange = await send(
@@ -296,20 +292,15 @@ async def run_sweep(
                 if time.perf_counter() >= deadline:
                     result.stopped_reason = "max_duration"
                     break
-                common = {"position": position, "params": params, "deadline": deadline, "should_stop": should_stop}
-                if plan.mode == "concurrency" and processes_for(int(level)) > 1:
-                    parts = await spread.run_level(plan, on_request_done=on_request_done, **common)
-                else:
-                    parts = [await _run_part(
-                        http, config, plan, workload, prefix_seed=prefix_seed, secrets=secrets,
-                        on_request_done=on_request_done, **common,
-                    )]
-                if any(part.interrupted for part in parts):
+                part = await _run_part(
+                    http, config, plan, workload, position=position, params=params, prefix_seed=prefix_seed,
+                    secrets=secrets, deadline=deadline, should_stop=should_stop, on_request_done=on_request_done,
+                )
+                if part.interrupted:
                     result.stopped_reason = "interrupted"
                     break
-                level_result = _level_result(plan, level, parts)
-                for part in parts:
-                    result.server_info.update(part.facts)
+                level_result = _level_result(plan, level, part)
+                result.server_info.update(part.facts)
                 result.levels.append(level_result)
                 if on_level_done is not None:
                     on_level_done(level_result)
@@ -343,9 +334,7 @@ async def _run_part(
     params: _Params, prefix_seed: str, secrets: tuple[str, ...], deadline: float,
     should_stop: Callable[[], bool] | None, on_request_done: Callable[[float, int, int], None] | None,
 ) -> LevelPart:
-    """A level measured on this process's own event loop."""
     level = plan.levels[position]
-    indices = iter(range(plan.requests_per_level))
     done = 0
 
     def request_done() -> None:
@@ -358,20 +347,18 @@ async def _run_part(
         http, config, plan, workload, params,
         streams=int(level) if plan.mode == "concurrency" else plan.max_in_flight, position=position,
         prefix_seed=prefix_seed, secrets=secrets, deadline=deadline, should_stop=should_stop,
-        take_index=lambda: next(indices, None), on_request_done=request_done,
+        on_request_done=request_done,
     )
 
 
-def _level_result(plan: SweepPlan, level: float, parts: list[LevelPart]) -> LevelResult:
-    samples = sorted((sample for part in parts for sample in part.samples), key=lambda sample: sample.index)
+def _level_result(plan: SweepPlan, level: float, part: LevelPart) -> LevelResult:
     # The wall clock around the level also counts task start-up and connection tear-down (up to 7% of a
     # 1.5 s level at 128 streams); it stands in only when no request received a token.
-    duration = level_duration_s(samples)
+    duration = level_duration_s(part.samples)
     if duration is None:
-        duration = max(part.wall_s for part in parts)
-    lags = [lag for part in parts for lag in part.schedule_lag_ms]
+        duration = part.wall_s
     return summarise_level(
-        mode=plan.mode, level=int(level) if plan.mode == "concurrency" else float(level), samples=samples,
-        duration_s=duration, slo=plan.slo, hourly_price_usd=plan.hourly_price_usd,
-        truncated=any(part.truncated for part in parts), schedule_lag_ms=lags or None,
+        mode=plan.mode, level=int(level) if plan.mode == "concurrency" else float(level), samples=part.samples,
+        duration_s=duration, slo=plan.slo, hourly_price_usd=plan.hourly_price_usd, truncated=part.truncated,
+        schedule_lag_ms=part.schedule_lag_ms or None,
     )

@@ -6,12 +6,14 @@ active stream, first token 20 ms after the slot is taken. Every expected figure 
 
 import asyncio
 import random
+import socket
 import statistics
 import time
 
 import pytest
 
-from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, loops, run_sweep, runner, spread
+from probe_client import transport
+from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, loops, run_sweep, runner
 from tests.probe_client.conftest import config_for, run
 
 TTFT_MS = 20.0
@@ -249,35 +251,34 @@ def test_the_settle_request_is_reported_and_nothing_stopped_is_null(engine):
     assert document["stopped_reason"] is None
 
 
-def test_a_level_above_the_stream_budget_is_spread_over_worker_processes(engine, monkeypatch):
-    monkeypatch.setattr(spread, "STREAMS_PER_PROCESS", 2)
-    spreads = []
-    original = spread.ProcessSpread.run_level
+def test_reads_are_taken_and_stamped_while_the_event_loop_is_busy():
+    """The reading thread reads each packet as it comes, however long the loop is kept from reading: two
+    messages sent apart while the loop sleeps come back as two reads with their own kernel stamps, where a read
+    from the loop would have found both in the socket and carried one stamp (a merged read)."""
 
-    async def counted(self, *args, **kwargs):
-        parts = await original(self, *args, **kwargs)
-        spreads.append(len(parts))
-        return parts
+    async def scenario():
+        server = socket.create_server(("127.0.0.1", 0))
+        client = socket.create_connection(server.getsockname())
+        client.setblocking(False)
+        client.setsockopt(socket.SOL_SOCKET, transport.SO_TIMESTAMPNS, 1)
+        peer, _ = server.accept()
+        reader = transport.ReadingThread(asyncio.get_running_loop())
+        stream = transport.ThreadReadStream(client, reader)
+        try:
+            peer.sendall(b"first")
+            time.sleep(0.3)  # the event loop reads nothing meanwhile
+            peer.sendall(b"second")
+            time.sleep(0.3)
+            reads = []
+            for _ in range(2):
+                reads.append((await stream.read(1024, timeout=5), stream.last_read_ns))
+        finally:
+            await stream.aclose()
+            reader.close()
+            peer.close()
+            server.close()
+        return reads
 
-    monkeypatch.setattr(spread.ProcessSpread, "run_level", counted)
-    progress = []
-    plan = SweepPlan(mode="concurrency", levels=(2, 5), requests_per_level=10)
-    result = run(run_sweep(config_for(engine), plan=plan, workload=WORKLOAD,
-                           on_request_done=lambda level, done, total: progress.append((level, done, total))))
-    assert spreads == [3]  # level 2 on the caller's loop; 5 streams over ceil(5 / 2) processes
-    for level in result.levels:
-        assert level.ok == level.requests == 10, level.errors
-        assert [sample.index for sample in level.samples] == list(range(10))
-        assert len({sample.request_id for sample in level.samples}) == 10
-        assert all(sample.ttft_ms > 0 and len(sample.gaps_ms) == OUTPUT_TOKENS - 1 for sample in level.samples)
-    assert (5, 10, 10) in progress
-    assert result.server_info["token_param"] == "max_completion_tokens"
-
-
-def test_a_stop_reaches_every_worker_process(engine, monkeypatch):
-    monkeypatch.setattr(spread, "STREAMS_PER_PROCESS", 2)
-    started = time.perf_counter()
-    plan = SweepPlan(mode="concurrency", levels=(4,), requests_per_level=400)
-    result = run(run_sweep(config_for(engine), plan=plan, workload=WORKLOAD,
-                           should_stop=lambda: time.perf_counter() - started > 2.0))
-    assert result.stopped_reason == "interrupted" and result.levels == []
+    (first, first_ns), (second, second_ns) = run(scenario())
+    assert (first, second) == (b"first", b"second")
+    assert second_ns - first_ns >= 250_000_000
