@@ -273,6 +273,8 @@ class ThreadReadStream(KernelStampedStream):
             except TimeoutError:
                 raise httpcore.ReadTimeout("timed out") from None
         stamp, data = self.inbox.popleft()
+        if not data or isinstance(data, OSError):
+            self.inbox.appendleft((stamp, data))  # the end of the stream, or its error, answers every later read
         if isinstance(data, OSError):
             raise httpcore.ReadError(str(data) or type(data).__name__)
         self.last_read_ns = stamp
