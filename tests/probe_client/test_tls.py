@@ -91,5 +91,5 @@ def test_a_sweep_over_tls_reads_through_the_reading_thread(tls_sim):
     level = result.levels[0]
     assert level.ok == 4, level.errors
     for sample in level.samples:
-        assert sample.ttft_ms >= 60 and len(sample.gaps_ms) == 19
-        assert sample.e2e_ms - sample.ttft_ms >= 19 * 10 * 0.9
+        # The simulator starts its 60 ms after reading the request: no TTFT measured from the send is shorter.
+        assert sample.ttft_ms >= 60 and len(sample.gaps_ms) == 19 and sample.output_tokens == 20

@@ -282,3 +282,20 @@ def test_reads_are_taken_and_stamped_while_the_event_loop_is_busy():
     (first, first_ns), (second, second_ns) = run(scenario())
     assert (first, second) == (b"first", b"second")
     assert second_ns - first_ns >= 250_000_000
+
+
+@pytest.mark.parametrize(
+    ("fault", "error_class"),
+    [("reset_mid_stream", "connection_reset"), ("stall_mid_stream", "stall_mid_stream"),
+     ("close_without_finish", "missing_done")],
+)
+def test_a_broken_stream_read_by_the_reading_thread_is_a_classified_error(simulator_factory, fault, error_class):
+    broken = simulator_factory(
+        "openai", fault=fault, schedule={"ttft_ms": 5, "itl_ms": 2, "tokens": 8, "precise": False},
+    )
+    plan = SweepPlan(mode="concurrency", levels=(2,), requests_per_level=2)
+    result = run(run_sweep(config_for(broken, read_timeout_s=0.5), plan=plan, workload=Workload.from_dict(
+        {"name": "broken", "input": 50, "output": 8})))
+    assert result.error_class == "" or result.error_class == error_class
+    errors = result.levels[0].errors if result.levels else {result.error_class: 1}
+    assert set(errors) == {error_class}
