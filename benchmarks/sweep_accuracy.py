@@ -431,6 +431,11 @@ def render_streams(table: list[dict], tools: list[str], header: list[str], notes
     ]
     if peers:
         lines.append(tenfold_line(table, peers))
+    dropped = [f"{tool} at {row['level']} ({row['tools'][tool]['dropped']})" for row in table
+               for tool in row["tools"] if row["tools"][tool]["dropped"]]
+    if dropped:
+        notes.append(f"- Packets the kernel dropped before tcpdump read them (their requests are left out of the "
+                     f"comparison): {', '.join(dropped)}.")
     lines += ["", *notes] if notes else []
     return "\n".join(lines) + "\n"
 
