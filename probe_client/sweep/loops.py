@@ -38,7 +38,6 @@ class LevelPart:
     truncated: bool = False
     interrupted: bool = False
     wall_s: float = 0.0
-    params: tuple[bool, str] | None = None
 
 
 class _StartBudget:
@@ -172,7 +171,6 @@ async def measure_part(
             due += rng.expovariate(level)
         await asyncio.gather(*tasks)
     outcome.wall_s = time.perf_counter() - started
-    outcome.params = params.snapshot()
     if outcome.interrupted:
         return outcome
     for index in sorted(exchanges):
