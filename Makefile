@@ -69,6 +69,8 @@ bench: install-dev capture
 	$(PY) benchmarks/pages.py --sqlite
 	$(PY) benchmarks/pages.py --scale 10
 	$(PY) benchmarks/api.py --scale 10
+	$(PY) benchmarks/sweep_accuracy.py --streams
+	$(PY) benchmarks/sweep_accuracy.py --streams --burn
 	$(PY) benchmarks/collect.py
 
 check-deploy: install

@@ -3,7 +3,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = (
-    "pages", "pages-sqlite", "pages-10x", "api", "api-10x", "probe_accuracy", "sweep_accuracy", "engine", "probe-pages", "probe-runs",
+    "pages", "pages-sqlite", "pages-10x", "api", "api-10x", "probe_accuracy", "sweep_accuracy", "sweep_accuracy_streams",
+    "sweep_accuracy_streams_loaded", "engine", "probe-pages", "probe-runs",
     "recommendations",
 )
 INTRO = """# Benchmark results

@@ -67,6 +67,9 @@ class SweepLevelOutputSerializer(serializers.Serializer):
             figures = getattr(level, metric.key) or {}
             for name in PERCENTILES:
                 data[metric.percentile_field(name)] = figures.get(name)
+        # Figures a merged read may have made late (probe_client.sweep.stats): requests whose TTFT, and gaps.
+        data["ttft_merged_reads"] = (level.ttft_ms or {}).get("merged_reads")
+        data["itl_merged_reads"] = (level.itl_ms or {}).get("merged_reads")
         # Open loop only: the rate asked for (achieved is request_rate) and how late requests left their schedule.
         data["offered_rate"] = level.level if level.mode == "rate" else None
         lag = level.schedule_lag_ms or {}
@@ -108,7 +111,10 @@ class SweepRunDetailOutputSerializer(SweepRunOutputSerializer):
     workload = serializers.JSONField()
     card = serializers.JSONField(help_text="The benchmark card: model, weights, engine and version, hardware, flags.")
     changes = serializers.JSONField(help_text="What the server reported differently from the previous run.")
-    results = serializers.JSONField(help_text="A suite's results, or a sweep's knee.")
+    results = serializers.JSONField(
+        help_text="A suite's results, or a sweep's knee and its settle request (sent before the first level, "
+        "counted in none: ok, ttft_ms, e2e_ms, output_tokens, error_class).",
+    )
     flags = serializers.CharField()
     levels = SweepLevelOutputSerializer(many=True)
     levels_csv = serializers.SerializerMethodField()
@@ -276,6 +282,14 @@ class SweepRequestOutputSerializer(serializers.Serializer):
     tpot_ms = serializers.FloatField(allow_null=True)
     e2e_ms = serializers.FloatField(allow_null=True)
     itl_ms = serializers.ListField(child=serializers.FloatField(), help_text="Every gap between token-bearing chunks.")
+    ttft_merged = serializers.BooleanField(
+        default=False, help_text="Merged read: the first two token events came in one network read under one kernel "
+        "stamp, so the TTFT may be up to one inter-token gap late.",
+    )
+    itl_merged = serializers.ListField(
+        child=serializers.IntegerField(), default=list,
+        help_text="Positions in itl_ms of the gaps a merged read may have made off by up to one gap.",
+    )
     error_class = serializers.CharField(allow_blank=True)
     error_message = serializers.CharField(allow_blank=True)
 

@@ -23,6 +23,9 @@ def _run_context(run: SweepRun) -> dict:
     return {
         "run": run,
         "levels": levels,
+        "any_merged": any(
+            (level.ttft_ms or {}).get("merged_reads") or (level.itl_ms or {}).get("merged_reads") for level in levels
+        ),
         "tool_label": SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool),
         "knee": (run.results or {}).get("knee") if run.kind == SweepRun.Kind.SWEEP else None,
         "card": run.card or {},

@@ -105,7 +105,7 @@ class Exchange:
         return json.loads(self.body)
 
 
-def build_client(config: EndpointConfig, *, max_connections: int) -> httpx.AsyncClient:
+def build_client(config: EndpointConfig, *, max_connections: int, reading_thread: bool = False) -> httpx.AsyncClient:
     timeout = httpx.Timeout(
         connect=config.connect_timeout_s,
         read=config.read_timeout_s,
@@ -118,7 +118,8 @@ def build_client(config: EndpointConfig, *, max_connections: int) -> httpx.Async
     return httpx.AsyncClient(
         timeout=timeout,
         transport=StampingTransport(
-            limits=limits, tls=urlsplit(config.base_url).scheme == "https", ca_bundle=config.ca_bundle
+            limits=limits, tls=urlsplit(config.base_url).scheme == "https", ca_bundle=config.ca_bundle,
+            reading_thread=reading_thread,
         ),
         follow_redirects=False,
         trust_env=False,
@@ -127,11 +128,12 @@ def build_client(config: EndpointConfig, *, max_connections: int) -> httpx.Async
 
 
 class ProbeHTTP:
-    """A pooled client for one target. Use ``async with ProbeHTTP(config, max_connections=n) as http``."""
+    """A pooled client for one target. Use ``async with ProbeHTTP(config, max_connections=n) as http``; with
+    ``reading_thread=True`` one thread reads and stamps every connection (transport.py)."""
 
-    def __init__(self, config: EndpointConfig, *, max_connections: int = 1) -> None:
+    def __init__(self, config: EndpointConfig, *, max_connections: int = 1, reading_thread: bool = False) -> None:
         self.config = config
-        self._client = build_client(config, max_connections=max(1, max_connections))
+        self._client = build_client(config, max_connections=max(1, max_connections), reading_thread=reading_thread)
         self.rate_limit_retries = 0
 
     async def __aenter__(self) -> ProbeHTTP:

@@ -16,6 +16,9 @@ All times are from ``t0`` = the moment the request was written to the connection
 - TPOT: (E2E − TTFT) / (N − 1). ITL: the gaps between consecutive token-bearing events (one per chunk).
 - buffered: at least three token-bearing events, and 80% of them arrived in the same network read as the
   previous one (clumps released together by a proxy or a fake stream).
+- merged read: a token-bearing event that arrived in the same network read as the next one (the same kernel
+  stamp). A read carries the kernel's receive time of its newest packet, so that event's stamp may be late by up
+  to one inter-token gap (:func:`merged_reads`).
 """
 
 from __future__ import annotations
@@ -296,6 +299,18 @@ def is_buffered(token_events: list[TokenEvent]) -> bool:
     pairs = list(zip(token_events, token_events[1:]))
     shared = sum(1 for before, after in pairs if before.read_index == after.read_index)
     return shared / len(pairs) >= BUFFERED_SHARE
+
+
+def merged_reads(token_events: list[TokenEvent]) -> list[bool]:
+    """Per token-bearing event: whether its stamp may be late. One read that delivers two token events carries
+    one kernel stamp, the newest packet's, so the earlier event may have arrived up to one gap before it (or the
+    server wrote both at once; the client cannot tell which). Events are matched by their stamp, not by their
+    chunk: the HTTP layer hands one network read over as one chunk per chunked-encoding frame, each with the
+    read's stamp, and every read's stamp is its own newest packet's."""
+    return [
+        after is not None and before.received_ns == after.received_ns
+        for before, after in zip(token_events, [*token_events[1:], None])
+    ]
 
 
 def server_header_timings(headers: dict[str, str]) -> dict:

@@ -39,6 +39,16 @@ def sweep_card(*, run: SweepRun, facts: dict, server_info: dict | None = None, r
     }
 
 
+def card_merged_reads(levels: list[dict]) -> list[dict]:
+    """Per level measured here, the TTFTs and inter-token gaps whose stamp may be up to one gap late (merged reads,
+    probe_client.sweep.stats), for the card: ``levels`` as stored or as ``LevelResult.to_dict()`` gives them."""
+    return [
+        {"level": level["level"], "ttft": (level.get("ttft_ms") or {}).get("merged_reads"),
+         "itl": (level.get("itl_ms") or {}).get("merged_reads")}
+        for level in sorted(levels, key=lambda level: level["level"])
+    ]
+
+
 def sweep_changes(*, run: SweepRun) -> dict:
     """The retest rule: compare the server-reported engine version and model with the target's (or, for an
     import without target, the same tool and hardware's) previous finished run of the same kind."""

@@ -42,7 +42,9 @@ def _ms(value: float | None) -> float | None:
 
 def request_records(level: LevelResult) -> list[dict]:
     """What each request of a measured level did, in sending order: send time in ms from the level's first send,
-    TTFT, TPOT, E2E, every inter-token gap, tokens, and the error when it failed."""
+    TTFT, TPOT, E2E, every inter-token gap, tokens, and the error when it failed. ``ttft_merged`` says its TTFT may
+    be up to one gap late and ``itl_merged`` lists the gaps (by position in ``itl_ms``) that may be off by up to one
+    gap: a network read held two token events under one kernel stamp (probe_client.sweep.stats)."""
     first = min((sample.sent_ns for sample in level.samples if sample.sent_ns is not None), default=None)
     records = []
     for sample in sorted(level.samples, key=lambda s: (s.sent_ns is None, s.sent_ns or 0, s.index)):
@@ -56,6 +58,8 @@ def request_records(level: LevelResult) -> list[dict]:
             "tpot_ms": _ms(sample.tpot_ms),
             "e2e_ms": _ms(sample.e2e_ms),
             "itl_ms": [_ms(gap) for gap in sample.gaps_ms],
+            "ttft_merged": sample.ttft_merged,
+            "itl_merged": list(sample.merged_gaps),
             "error_class": sample.error_class,
             "error_message": sample.error_message,
         })

@@ -35,7 +35,7 @@ from core.leases import RunExecution, lease_claim, lease_give_up, lease_holder, 
 from core.models import AuditEntry
 from core.services import audit_record
 from lab.models import SweepLevel, SweepRun
-from lab.services.card import sweep_card, sweep_changes
+from lab.services.card import card_merged_reads, sweep_card, sweep_changes
 from lab.services.plan import valid_hardware_count, valid_hourly_price, valid_plan, workload_key
 from lab.services.record import sweep_level_record
 from probe_client import EndpointConfig
@@ -411,7 +411,11 @@ def sweep_measure(
     measured.card = scrub(measured.card, secret)
     measured.outcome = scrub(measured.outcome, secret)
     if kind == SweepRun.Kind.SWEEP:
-        measured.outcome["results"] = {"knee": find_knee([level.to_dict() for level in measured.levels]).to_dict()}
+        measured.card["merged_reads"] = card_merged_reads([level.to_dict() for level in measured.levels])
+        measured.outcome["results"] = {
+            **measured.outcome.get("results", {}),
+            "knee": find_knee([level.to_dict() for level in measured.levels]).to_dict(),
+        }
     return run, measured
 
 
@@ -429,6 +433,7 @@ def _sweep_outcome(result, stop_event: threading.Event, *, stored_before: bool) 
         "stopped_reason": STOPPED_REASONS.get(result.stopped_reason, ""),
         "error_class": result.error_class,
         "error_message": result.error_message,
+        "results": {"settle": result.settle},
     }
 
 
@@ -444,8 +449,10 @@ def _finish(run: SweepRun, attempt: int, *, status: str, secret: str = "", **val
         locked.lease_expires_at = None
         locked.levels_done = locked.levels.count()
         if locked.kind == SweepRun.Kind.SWEEP:
-            levels = [_stored_level_dict(level) for level in locked.levels.all()]
-            locked.results = {"knee": find_knee(levels).to_dict()}
+            levels = [_stored_level_dict(level) for level in locked.levels.figures()]
+            locked.results = {**(locked.results or {}), "knee": find_knee(levels).to_dict()}
+            if locked.card:
+                locked.card = {**locked.card, "merged_reads": card_merged_reads(levels)}
         if status != SweepRun.Status.STOPPED:
             locked.finished_at = now
             locked.changes = sweep_changes(run=locked)
@@ -454,4 +461,4 @@ def _finish(run: SweepRun, attempt: int, *, status: str, secret: str = "", **val
 
 
 def _stored_level_dict(level: SweepLevel) -> dict:
-    return {"level": level.level, "meets_slo": level.meets_slo}
+    return {"level": level.level, "meets_slo": level.meets_slo, "ttft_ms": level.ttft_ms, "itl_ms": level.itl_ms}

@@ -48,6 +48,10 @@ def _sweep_sentences(plan: dict) -> list[str]:
         sentences.append("No SLO was set, so there is no goodput and no knee.")
     if plan.get("max_duration_s"):
         sentences.append(f"No request is sent after {_number(plan['max_duration_s'])} s.")
+    sentences.append(
+        "Before the first level, one request of the workload settles which parameters the endpoint accepts and opens "
+        "the first connection; it is counted in no level."
+    )
     return sentences
 
 

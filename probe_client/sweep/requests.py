@@ -14,7 +14,7 @@ from ..errors import ProbeError, parse_error_envelope
 from ..http import Exchange, ProbeHTTP
 from ..secrets import redact
 from ..speed import NEGOTIABLE_STATUSES, _Params, max_events_for, speed_body
-from ..stream_analysis import engine_headers, measure, token_count
+from ..stream_analysis import engine_headers, measure, merged_reads, token_count
 from ..workloads import INSTRUCTION, INSTRUCTION_TOKENS, filler_words
 from .stats import Sample
 from .workload import RequestShape
@@ -145,6 +145,7 @@ def sample_from(
         input_tokens_requested=shape.input_tokens,
     )
     cached, cached_source = cached_tokens(analysis.usage or {}, analysis.server_timings)
+    late = merged_reads(analysis.token_events)
     sample = Sample(
         index=index,
         ok=measured.ok,
@@ -164,6 +165,8 @@ def sample_from(
         sent_ns=exchange.written_ns,
         last_token_ns=measured.raw_stamps["last_token_ns"],
         gaps_ms=measured.gaps_ms,
+        ttft_merged=bool(late) and late[0],
+        merged_gaps=[gap for gap, (start, end) in enumerate(zip(late, late[1:])) if start or end],
         tokens_per_chunk=measured.tokens_per_chunk,
         content=analysis.content,
         tool_calls=[dict(call) for call in analysis.tool_calls.values()],

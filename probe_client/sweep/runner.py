@@ -24,36 +24,31 @@ Public entry point (plain asyncio; no Django)::
   them is refused with :class:`SweepLimitError` naming the field. ``max_duration_s`` also stops a running sweep:
   no request is sent after it, the level in progress is marked ``truncated`` and the sweep ends.
 
-Parsing waits until a level is over, so no stream is ever parsed while others are being timed; every read is
-kernel-stamped (``transport.py``) in any case.
+Before the first level one request of the workload, counted in no level, settles which parameters the endpoint
+accepts (the token limit's name, the usage chunk) and opens the first connection; ``SweepResult.settle`` says
+what it did. A level is sent from the caller's event loop (``loops.py``) while one thread reads and stamps every
+connection (``transport.py``, ``reading_thread``), so no read waits for the loop. Parsing waits until a level is
+over; every read is kernel-stamped in any case, and a read that held two token events is flagged (``stats.py``,
+merged reads).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..config import EndpointConfig
 from ..http import ProbeHTTP
-from ..secrets import redact
-from ..speed import FATAL_ERRORS, _is_control_exception, _Params, gc_paused
-from ..transport import CONNECTION_SLOT
+from ..speed import FATAL_ERRORS, _Params, gc_paused
 from ..workloads import new_nonce
+from .loops import LevelPart, measure_part
 from .requests import sample_from, send
 from .stats import SLO, Knee, LevelResult, Sample, find_knee, level_duration_s, summarise_level
-from .workload import RequestShape, Workload
-
-logger = logging.getLogger(__name__)
+from .workload import Workload
 
 CLIENT_VERSION = "inference-atlas-sweep/1"
 MODES = ("concurrency", "rate")
-# Well under any inter-token gap a sweep resolves (see _StartBudget): on a loaded two-core machine 1 and 2 ms
-# kept every stamp of a 256-stream level exact and 5 ms did not; 2 ms started the level faster than 1 ms.
-START_BUDGET_S = 0.002
 
 
 class SweepLimitError(ValueError):
@@ -66,7 +61,7 @@ class SweepLimits:
 
     max_levels: int = 12
     max_requests: int = 4000
-    max_concurrency: int = 256
+    max_concurrency: int = 512
     max_rate: float = 500.0
     max_duration_s: float = 3600.0
     max_output_tokens: int = 32768
@@ -221,6 +216,7 @@ class SweepResult:
     stopped_reason: str = ""
     error_class: str = ""
     error_message: str = ""
+    settle: dict | None = None
     client_version: str = CLIENT_VERSION
 
     @property
@@ -235,51 +231,14 @@ class SweepResult:
             "levels": [level.to_dict(with_samples=with_samples) for level in self.levels],
             "knee": self.knee.to_dict(),
             "server_info": dict(self.server_info),
-            "stopped_reason": self.stopped_reason,
+            "settle": self.settle,
+            "stopped_reason": self.stopped_reason or None,
             "error": {"class": self.error_class, "message": self.error_message} if self.error_class else None,
         }
 
 
 class _Stop(Exception):
     """Internal: the sweep was interrupted or ran out of time."""
-
-
-class _StartBudget:
-    """Lets requests begin only while the event loop's current turn has spent less than ``budget_s`` on them.
-
-    Begun all at once, the requests of a high level keep the loop busy building and writing them without
-    polling a socket in between: at 128 streams on two cores that took longer than one inter-token gap, so the
-    first two token packets of the streams answered earliest were both queued when read, the kernel had merged
-    them, and its receive stamp was the second one's (TTFT one gap late, 40–80 ms, for up to a fifth of the
-    level's first wave). Within the budget they begin at once; the rest wait for the next turn, after the loop
-    has read its sockets. The first request of a turn always begins, so a slow turn never stops the level.
-    """
-
-    def __init__(self, budget_s: float) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._budget_s = budget_s
-        self._turn_began: float | None = None
-        self._waiting: list[asyncio.Future] = []
-
-    async def turn(self) -> None:
-        while True:
-            now = self._loop.time()
-            if self._turn_began is None:
-                self._turn_began = now
-                self._loop.call_soon(self._next_turn)
-                return
-            if now - self._turn_began < self._budget_s:
-                return
-            future = self._loop.create_future()
-            self._waiting.append(future)
-            await future
-
-    def _next_turn(self) -> None:
-        self._turn_began = None
-        waiting, self._waiting = self._waiting, []
-        for future in waiting:
-            if not future.done():
-                future.set_result(None)
 
 
 async def run_sweep(
@@ -307,7 +266,7 @@ async def run_sweep(
     prefix_seed = f"{new_nonce()}"
     largest = max(plan.levels) if plan.mode == "concurrency" else plan.max_in_flight
     with gc_paused():
-        async with ProbeHTTP(config, max_connections=int(min(largest, plan.max_in_flight))) as http:
+        async with ProbeHTTP(config, max_connections=int(largest), reading_thread=True) as http:
             secrets = http.secrets()
             settle = workload.shapes(1, stream_seed=-1)[0]
             settle_exchange = await send(
@@ -318,6 +277,7 @@ async def run_sweep(
                 settle_exchange, index=-1, shape=settle, streaming=workload.streaming,
                 read_timeout_s=config.read_timeout_s, secrets=secrets,
             )
+            result.settle = settle_record(settle_sample)
             result.server_info.update(facts)
             if not settle_sample.ok and settle_sample.error_class in FATAL_ERRORS:
                 result.error_class = settle_sample.error_class
@@ -332,16 +292,15 @@ async def run_sweep(
                 if time.perf_counter() >= deadline:
                     result.stopped_reason = "max_duration"
                     break
-                try:
-                    level_result, facts = await _run_level(
-                        http, config, plan, workload, params, level=level, position=position,
-                        prefix_seed=prefix_seed, secrets=secrets, deadline=deadline, should_stop=should_stop,
-                        on_request_done=on_request_done,
-                    )
-                except _Stop:
+                part = await _run_part(
+                    http, config, plan, workload, position=position, params=params, prefix_seed=prefix_seed,
+                    secrets=secrets, deadline=deadline, should_stop=should_stop, on_request_done=on_request_done,
+                )
+                if part.interrupted:
                     result.stopped_reason = "interrupted"
                     break
-                result.server_info.update(facts)
+                level_result = _level_result(plan, level, part)
+                result.server_info.update(part.facts)
                 result.levels.append(level_result)
                 if on_level_done is not None:
                     on_level_done(level_result)
@@ -358,125 +317,48 @@ async def run_sweep(
     return result
 
 
-async def _run_level(
-    http: ProbeHTTP,
-    config: EndpointConfig,
-    plan: SweepPlan,
-    workload: Workload,
-    params: _Params,
-    *,
-    level: float,
-    position: int,
-    prefix_seed: str,
-    secrets: tuple[str, ...],
-    deadline: float,
-    should_stop: Callable[[], bool] | None,
-    on_request_done: Callable[[float, int, int], None] | None = None,
-) -> tuple[LevelResult, dict]:
-    shapes = workload.shapes(plan.requests_per_level, stream_seed=position)
-    level_nonce = new_nonce()
-    exchanges: dict[int, object] = {}
-    truncated = False
-    interrupted = False
+def settle_record(sample: Sample) -> dict:
+    """What the settle request did: it is sent before the first level, counted in none, and settles which
+    parameters the endpoint accepts (the token limit's name, the usage chunk) and opens the first connection."""
+    return {
+        "ok": sample.ok,
+        "ttft_ms": sample.ttft_ms,
+        "e2e_ms": sample.e2e_ms,
+        "output_tokens": sample.output_tokens,
+        "error_class": sample.error_class or None,
+    }
 
-    starts = _StartBudget(START_BUDGET_S)
 
-    async def one(index: int, shape: RequestShape) -> None:
-        await starts.turn()
-        try:
-            exchanges[index] = await send(
-                http, config, shape, nonce=f"{level_nonce}-{index}", prefix_seed=prefix_seed, params=params,
-                streaming=workload.streaming,
-            )
-        except Exception as error:  # a bug in the client must not lose the level
-            if _is_control_exception(error):
-                raise
-            message = redact(f"{type(error).__name__}: {error}", secrets)
-            logger.error("sweep request %s failed in the client: %s", index, message)
-            exchanges[index] = Sample(index=index, ok=False, error_class="client_error", error_message=message)
+async def _run_part(
+    http: ProbeHTTP, config: EndpointConfig, plan: SweepPlan, workload: Workload, *, position: int,
+    params: _Params, prefix_seed: str, secrets: tuple[str, ...], deadline: float,
+    should_stop: Callable[[], bool] | None, on_request_done: Callable[[float, int, int], None] | None,
+) -> LevelPart:
+    level = plan.levels[position]
+    done = 0
+
+    def request_done() -> None:
+        nonlocal done
+        done += 1
         if on_request_done is not None:
-            on_request_done(level, len(exchanges), len(shapes))
+            on_request_done(level, done, plan.requests_per_level)
 
-    def stop_now() -> bool:
-        nonlocal truncated, interrupted
-        if should_stop is not None and should_stop():
-            interrupted = True
-            return True
-        if time.perf_counter() >= deadline:
-            truncated = True
-            return True
-        return False
+    return await measure_part(
+        http, config, plan, workload, params,
+        streams=int(level) if plan.mode == "concurrency" else plan.max_in_flight, position=position,
+        prefix_seed=prefix_seed, secrets=secrets, deadline=deadline, should_stop=should_stop,
+        on_request_done=request_done,
+    )
 
-    started = time.perf_counter()
-    arrivals_ns: dict[int, int] = {}
-    if plan.mode == "concurrency":
-        next_index = 0
 
-        async def worker(slot: int) -> None:
-            nonlocal next_index
-            CONNECTION_SLOT.set(slot)
-            while next_index < len(shapes) and not stop_now():
-                index = next_index
-                next_index += 1
-                await one(index, shapes[index])
-
-        await asyncio.gather(*(worker(slot) for slot in range(int(level))))
-    else:
-        rng = random.Random(f"{plan.seed}:{position}:arrivals")
-        # Last freed, first reused: a kept-alive connection serves the next arrival instead of a new handshake.
-        free_slots: asyncio.LifoQueue[int] = asyncio.LifoQueue()
-        for slot in reversed(range(plan.max_in_flight)):
-            free_slots.put_nowait(slot)
-
-        async def arrival(index: int) -> None:
-            slot = await free_slots.get()
-            CONNECTION_SLOT.set(slot)
-            try:
-                await one(index, shapes[index])
-            finally:
-                free_slots.put_nowait(slot)
-
-        tasks = []
-        due = started
-        for index in range(len(shapes)):
-            if stop_now():
-                break
-            delay = due - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            arrivals_ns[index] = int(due * 1e9)
-            tasks.append(asyncio.create_task(arrival(index)))
-            due += rng.expovariate(level)
-        await asyncio.gather(*tasks)
-    wall_s = time.perf_counter() - started
-    if interrupted:
-        raise _Stop()
-    samples: list[Sample] = []
-    facts: dict = {}
-    for index in sorted(exchanges):
-        outcome = exchanges[index]
-        if isinstance(outcome, Sample):
-            samples.append(outcome)
-            continue
-        sample, seen = sample_from(
-            outcome, index=index, shape=shapes[index], streaming=workload.streaming,
-            read_timeout_s=config.read_timeout_s, secrets=secrets,
-        )
-        samples.append(sample)
-        facts.update(seen)
-    level_value = int(level) if plan.mode == "concurrency" else float(level)
+def _level_result(plan: SweepPlan, level: float, part: LevelPart) -> LevelResult:
     # The wall clock around the level also counts task start-up and connection tear-down (up to 7% of a
     # 1.5 s level at 128 streams); it stands in only when no request received a token.
-    duration = level_duration_s(samples)
+    duration = level_duration_s(part.samples)
     if duration is None:
-        duration = wall_s
-    lags = [
-        (s.sent_ns - arrivals_ns[s.index]) / 1e6 for s in samples if s.sent_ns is not None and s.index in arrivals_ns
-    ]
-    return (
-        summarise_level(
-            mode=plan.mode, level=level_value, samples=samples, duration_s=duration, slo=plan.slo,
-            hourly_price_usd=plan.hourly_price_usd, truncated=truncated, schedule_lag_ms=lags or None,
-        ),
-        facts,
+        duration = part.wall_s
+    return summarise_level(
+        mode=plan.mode, level=int(level) if plan.mode == "concurrency" else float(level), samples=part.samples,
+        duration_s=duration, slo=plan.slo, hourly_price_usd=plan.hourly_price_usd, truncated=part.truncated,
+        schedule_lag_ms=part.schedule_lag_ms or None,
     )

@@ -5,6 +5,10 @@ Definitions (docs/benchmark-lab.md):
 - TTFT, TPOT, E2E: per request, as the speed suite measures them (docs/probes-measurement.md); p50/p95/p99 over
   the level's successful requests. ITL: every gap between consecutive token-bearing chunks of every request,
   pooled (vLLM's convention), with ``itl_per_token`` dividing each gap by the tokens of the later chunk.
+- merged reads: a request's TTFT is flagged when its first token event arrived in the same network read as the
+  second, a gap when either of its ends did so with the next token event (``stream_analysis.merged_reads``):
+  one kernel stamp covers both, so the flagged figure may be off by up to one gap. ``ttft_ms["merged_reads"]``
+  counts the level's successful requests with a flagged TTFT, ``itl_ms["merged_reads"]`` its flagged gaps.
 - level duration: from the first request written to the last token received, both stamps of the requests
   themselves (the write's and the kernel's receive stamp of the last token-bearing chunk, as TTFT uses), so the
   client's own start-up and tear-down around the level are not counted (:func:`level_duration_s`); output
@@ -96,6 +100,8 @@ class Sample:
     sent_ns: int | None = field(default=None, repr=False)
     last_token_ns: int | None = field(default=None, repr=False)
     gaps_ms: list = field(default_factory=list, repr=False)
+    ttft_merged: bool = False
+    merged_gaps: list = field(default_factory=list, repr=False)
     tokens_per_chunk: list = field(default_factory=list, repr=False)
     content: str = field(default="", repr=False)
     tool_calls: list = field(default_factory=list, repr=False)
@@ -207,6 +213,9 @@ def summarise_level(
     per_token = [value for s in ok for value in s.itl_per_token_ms()]
     itl = level_figures(gaps)
     itl["per_token_p50"] = percentile(per_token, 50)
+    itl["merged_reads"] = sum(len(s.merged_gaps) for s in ok)
+    ttft = level_figures([s.ttft_ms for s in ok])
+    ttft["merged_reads"] = sum(1 for s in ok if s.ttft_merged)
     output_tokens = sum(s.output_tokens or 0 for s in ok)
     input_tokens = sum(s.input_tokens or 0 for s in ok)
     rate = lambda count: (count / duration_s) if duration_s > 0 else None  # noqa: E731
@@ -220,7 +229,7 @@ def summarise_level(
         requests=len(samples),
         ok=len(ok),
         duration_s=duration_s,
-        ttft_ms=level_figures([s.ttft_ms for s in ok]),
+        ttft_ms=ttft,
         tpot_ms=level_figures([s.tpot_ms for s in ok]),
         itl_ms=itl,
         e2e_ms=level_figures([s.e2e_ms for s in ok]),

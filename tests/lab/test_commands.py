@@ -74,9 +74,64 @@ def test_without_json_a_table_of_levels_knee_and_card_is_printed(simulator):
                  "--slo-tpot-ms", "500", stdout=out, stderr=io.StringIO())
     lines = out.getvalue().splitlines()
     assert lines[0] == "sweep: succeeded"
-    assert "TTFT p50/p99 ms" in lines[1] and len([line for line in lines if "3/3" in line]) == 2
+    assert lines[1].startswith("  settle request (counted in no level): ok, TTFT ")
+    assert "TTFT p50/p99 ms" in lines[2] and "merged" in lines[2]
+    assert len([line for line in lines if "3/3" in line]) == 2
     assert any(line.startswith("  knee: every level met the SLO") for line in lines)
     assert any(line.startswith("  card: engine ") and f"model {simulator.model}," in line for line in lines)
+
+
+@pytest.mark.django_db
+def test_json_has_every_request_the_settle_request_and_a_null_stopped_reason(simulator):
+    stderr = io.StringIO()
+    document = _sweep(*_endpoint(simulator), "--levels", "1,2", *SMALL, stderr=stderr)
+    assert "One settle request is sent first" in stderr.getvalue()
+    assert document["stopped_reason"] is None
+    assert [level["level"] for level in document["card"]["merged_reads"]] == [1, 2]
+    assert document["settle"]["ok"] is True and document["settle"]["ttft_ms"] > 0
+    assert document["settle"]["output_tokens"] == 8 and document["settle"]["error_class"] is None
+    for level in document["levels"]:
+        records = level["request_records"]
+        assert sorted(record["index"] for record in records) == [0, 1, 2]
+        assert min(record["sent_ms"] for record in records) == 0.0
+        for record in records:
+            assert record["ok"] and record["output_tokens"] == 8 and len(record["itl_ms"]) == 7
+            assert record["ttft_ms"] > 0 and record["error_class"] == ""
+            assert isinstance(record["ttft_merged"], bool) and isinstance(record["itl_merged"], list)
+        # The level's percentiles are those of its records.
+        assert level["ttft_ms"]["p50"] == pytest.approx(
+            sorted(record["ttft_ms"] for record in records)[1], abs=0.001)
+        assert level["ttft_ms"]["merged_reads"] == sum(record["ttft_merged"] for record in records)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_merged_reads_are_counted_beside_the_percentiles(client):
+    schedule = {"ttft_ms": 5, "itl_ms": 20, "tokens": 4, "events_per_write": 2, "precise": False}
+    with start_simulator("openai", schedule=schedule) as paired:
+        out = io.StringIO()
+        call_command("sweep", *_endpoint(paired), "--levels", "2", "--requests-per-level", "2", "--input-tokens",
+                     "50", "--max-tokens", "4", "--save", stdout=out, stderr=io.StringIO())
+    lines = out.getvalue().splitlines()
+    row = next(line for line in lines if "2/2" in line)
+    assert row.split()[3] == "2"  # the merged column: both TTFTs came with the second token
+    assert any(line.startswith("  merged: requests whose first two token events came in one network read")
+               for line in lines)
+    run = SweepRun.objects.get()
+    level = run.levels.get()
+    assert level.ttft_ms["merged_reads"] == 2 and level.itl_ms["merged_reads"] == 6
+    assert all(record["ttft_merged"] and record["itl_merged"] == [0, 1, 2] for record in level.request_records)
+    assert run.results["settle"]["ok"] is True and "knee" in run.results
+    assert run.card["merged_reads"] == [{"level": 2.0, "ttft": 2, "itl": 6}]
+    # The count beside the percentiles on the run page, its card, the API's levels, and each request's flags.
+    page = client.get(f"/engines/lab/{run.pk}/").content.decode()
+    assert 'data-ttft-merged="2">2 merged reads<' in page and 'data-itl-merged="6">6 merged<' in page
+    assert "<strong>Merged reads</strong> (under TTFT and ITL)" in page
+    assert "At 2: 2 of 2 TTFTs and 6 inter-token gaps came from merged reads" in page
+    assert "one request of the workload settles which parameters the endpoint accepts" in page
+    rows = client.get(f"/api/v1/probes/sweeps/{run.pk}/levels/").json()["results"]
+    assert (rows[0]["ttft_merged_reads"], rows[0]["itl_merged_reads"]) == (2, 6)
+    records = client.get(f"/api/v1/probes/sweeps/{run.pk}/requests/").json()["results"]
+    assert [(record["ttft_merged"], record["itl_merged"]) for record in records] == [(True, [0, 1, 2])] * 2
 
 
 @pytest.mark.django_db
@@ -265,7 +320,7 @@ def test_json_is_one_document_on_stdout_and_the_key_is_never_printed(simulator, 
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert set(document) == {"run", "page", "kind", "status", "stopped_reason", "error", "endpoint", "plan",
-                             "workload", "levels", "results", "card"}
+                             "workload", "settle", "levels", "results", "card"}
     assert document["endpoint"]["api_key_env"] == "ATLAS_TEST_API_KEY"
     assert "level 1 streams: 3/3 requests ok" in result.stderr
     assert key not in result.stdout + result.stderr

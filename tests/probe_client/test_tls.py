@@ -6,6 +6,7 @@ import subprocess
 import pytest
 
 from probe_client import run_compat_suite, run_speed_suite
+from probe_client.sweep import SweepPlan, Workload, run_sweep
 from tests.probe_client.conftest import config_for, run
 from tests.simulator import start_simulator
 
@@ -78,3 +79,17 @@ def test_compat_over_tls(tls_sim):
     result = run(run_compat_suite(config_for(sim, ca_bundle=cert), checks=["n", "stream_usage"]))
     # Groq n=2 -> 400 (G1, Sources of docs/probes-measurement.md)
     assert [c.outcome for c in result.checks] == ["rejected", "supported"]
+
+
+def test_a_sweep_over_tls_reads_through_the_reading_thread(tls_sim):
+    """The sweep's connections are read by one thread (probe_client/transport.py); TLS is decrypted on top of
+    its stamped reads."""
+    sim, cert = tls_sim
+    plan = SweepPlan(mode="concurrency", levels=(2,), requests_per_level=4)
+    workload = Workload.from_dict({"name": "tls", "input": 60, "output": 20})
+    result = run(run_sweep(config_for(sim, ca_bundle=cert), plan=plan, workload=workload))
+    level = result.levels[0]
+    assert level.ok == 4, level.errors
+    for sample in level.samples:
+        # The simulator starts its 60 ms after reading the request: no TTFT measured from the send is shorter.
+        assert sample.ttft_ms >= 60 and len(sample.gaps_ms) == 19 and sample.output_tokens == 20

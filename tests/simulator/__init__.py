@@ -30,7 +30,8 @@ Options (keyword arguments of ``start_simulator``, or per request as a JSON obje
   proxy), ``tokens_per_chunk``, ``precise`` (default true: the last 2 ms before each event are slept
   precisely, blocking the simulator's loop; turn off for many concurrent streams), ``reasoning_tokens`` (default 3 on reasoning
   models), ``tokens`` (answer tokens; default: until max_tokens, or 24 for short prompts), ``usage_delay_ms``
-  (delay of a separate usage chunk). Every token is five characters (" word"), so character shares are exact
+  (delay of a separate usage chunk), ``events_per_write`` (token events written so many at a time in one write, so
+  that one read delivers them under one kernel stamp, as a client that reads late sees them). Every token is five characters (" word"), so character shares are exact
   token shares. ``timeline`` in each recorded request holds the actual perf_counter_ns stamps of
   ``headers_ns``, ``first_token_ns``, ``first_answer_ns``, ``last_token_ns``, ``usage_ns``, ``end_ns``
   (CLOCK_MONOTONIC, comparable with the client process on Linux).

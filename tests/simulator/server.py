@@ -38,6 +38,7 @@ class Schedule:
     tokens: int | None = None
     usage_delay_ms: float = 0.0
     precise: bool = True
+    events_per_write: int = 1
 
     @classmethod
     def from_options(cls, options: dict | None) -> Schedule:
@@ -572,15 +573,20 @@ class Simulator:
         try:
             sent_events = 0
 
-            clump: list[bytes] | None = [] if schedule.itl_ms == 0 else None
+            batch = max(1, int(schedule.events_per_write))
+            clump: list[bytes] | None = [] if schedule.itl_ms == 0 or batch > 1 else None
 
             async def emit(data: bytes) -> None:
                 """Write one event; with itl_ms == 0 token events are held and released in one write, like a
-                buffering proxy or a server that generates everything before streaming it."""
+                buffering proxy or a server that generates everything before streaming it, and with
+                events_per_write N they are written N at a time (the earlier ones late by a gap each)."""
                 nonlocal sent_events
                 sent_events += 1
                 if clump is not None and data.startswith(b"data: {") and b'"delta":{"role"' not in data:
                     clump.append(data)
+                    if schedule.itl_ms and len(clump) >= batch:
+                        await conn.send_chunk(b"".join(clump))
+                        clump.clear()
                     return
                 if clump:
                     await conn.send_chunk(b"".join(clump))

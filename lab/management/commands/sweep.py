@@ -32,7 +32,7 @@ from tqdm import tqdm
 from catalog.models import HardwareSpec, Tool
 from core.exceptions import ApplicationError
 from lab.models import SweepRun
-from lab.services.record import LEVEL_FIELD_NAMES, level_fields
+from lab.services.record import LEVEL_FIELD_NAMES, level_fields, request_records
 from lab.services.run import STOPPED_REASONS, sweep_measure, sweep_run_create, sweep_run_execute
 from probe_client.config import config_from_flags
 from probe_client.sweep import PRESETS, LevelResult, WorkloadError, workload_from_jsonl
@@ -328,6 +328,8 @@ class Command(BaseCommand):
             unit = "streams" if plan["mode"] == "concurrency" else "requests/s"
             what += f" at {', '.join(f'{level:g}' for level in plan['levels'])} {unit}"
         self.stderr.write(f"{what} on {config.model} at {config.base_url}{' (saved)' if options['save'] else ''}")
+        if kind == SweepRun.Kind.SWEEP:
+            self.stderr.write("One settle request is sent first (parameters, first connection); no level counts it.")
 
     def _measure_saved(
         self, config, target, kind, plan, workload, card_fields, interrupted, progress, options
@@ -341,7 +343,10 @@ class Command(BaseCommand):
             should_stop=interrupted.is_set, on_level_done=progress.level_done, on_request_done=progress.request_done,
         )
         run.refresh_from_db()
-        levels = [{name: getattr(level, name) for name in LEVEL_FIELD_NAMES} for level in run.levels.order_by("level")]
+        levels = [
+            {**{name: getattr(level, name) for name in LEVEL_FIELD_NAMES}, "request_records": level.request_records}
+            for level in run.levels.order_by("level")
+        ]
         return self._document(run, config, levels=levels, outcome={
             "status": run.status, "stopped_reason": run.stopped_reason, "results": run.results,
             "error_class": run.error_class, "error_message": run.error_message,
@@ -357,7 +362,10 @@ class Command(BaseCommand):
             )
         except ApplicationError as error:
             raise self._flag_error(error, options) from None
-        levels = sorted((level_fields(level.to_dict()) for level in measured.levels), key=lambda level: level["level"])
+        levels = sorted(
+            ({**level_fields(level.to_dict()), "request_records": request_records(level)} for level in measured.levels),
+            key=lambda level: level["level"],
+        )
         return self._document(run, config, levels=levels, outcome=measured.outcome, card=measured.card)
 
     def _document(self, run: SweepRun, config, *, levels: list[dict], outcome: dict, card: dict) -> dict:
@@ -366,12 +374,13 @@ class Command(BaseCommand):
             "page": f"/engines/lab/{run.pk}/" if run.pk else None,
             "kind": run.kind,
             "status": str(outcome["status"]),
-            "stopped_reason": outcome.get("stopped_reason") or "",
+            "stopped_reason": outcome.get("stopped_reason") or None,
             "error": {"class": outcome["error_class"], "message": outcome.get("error_message") or ""}
             if outcome.get("error_class") else None,
             "endpoint": {"base_url": config.base_url, "model": config.model, "api_key_env": config.api_key_env},
             "plan": run.plan,
             "workload": run.workload,
+            "settle": (outcome.get("results") or {}).get("settle") if run.kind == SweepRun.Kind.SWEEP else None,
             "levels": levels,
             "results": outcome.get("results") or {},
             "card": card,
@@ -386,19 +395,30 @@ class Command(BaseCommand):
             self.stdout.write(f"  ended early: {document['stopped_reason']}")
         if document["error"]:
             self.stdout.write(f"  error: {document['error']['class']}: {document['error']['message']}")
+        settle = document["settle"]
+        if settle:
+            outcome = "ok" if settle["ok"] else f"failed ({settle['error_class']})"
+            ttft = "" if settle["ttft_ms"] is None else f", TTFT {settle['ttft_ms']:.1f} ms"
+            self.stdout.write(f"  settle request (counted in no level): {outcome}{ttft}")
         if document["levels"]:
             self.stdout.write(
-                f"  {'level':>7} {'ok':>9} {'TTFT p50/p99 ms':>17} {'TPOT p50/p99 ms':>17} {'out tok/s':>10} "
-                f"{'req/s':>7} {'goodput':>8}  errors"
+                f"  {'level':>7} {'ok':>9} {'TTFT p50/p99 ms':>17} {'merged':>6} {'TPOT p50/p99 ms':>17} "
+                f"{'out tok/s':>10} {'req/s':>7} {'goodput':>8}  errors"
             )
         for level in document["levels"]:
             self.stdout.write(
                 f"  {level['level']:>7g} {level['ok']:>4}/{level['requests']:<4} "
                 f"{_figure(level['ttft_ms']):>8}/{_figure(level['ttft_ms'], 'p99'):<8} "
+                f"{level['ttft_ms'].get('merged_reads') or 0:>6} "
                 f"{_figure(level['tpot_ms']):>8}/{_figure(level['tpot_ms'], 'p99'):<8} "
                 f"{level['output_tps'] or 0:>10.1f} {level['request_rate'] or 0:>7.2f} "
                 f"{'-' if level['goodput_rps'] is None else format(level['goodput_rps'], '.2f'):>8}  "
                 f"{', '.join(f'{name} x{count}' for name, count in level['errors'].items()) or 'none'}"
+            )
+        if any(level["ttft_ms"].get("merged_reads") or level["itl_ms"].get("merged_reads") for level in document["levels"]):
+            self.stdout.write(
+                "  merged: requests whose first two token events came in one network read under one kernel stamp, "
+                "so their TTFT may be up to one inter-token gap late (per request: --json, request_records)"
             )
         knee = (document["results"] or {}).get("knee") or {}
         if knee.get("level") is not None:

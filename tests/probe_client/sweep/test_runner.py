@@ -6,12 +6,14 @@ active stream, first token 20 ms after the slot is taken. Every expected figure 
 
 import asyncio
 import random
+import socket
 import statistics
 import time
 
 import pytest
 
-from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, run_sweep, runner
+from probe_client import transport
+from probe_client.sweep import SLO, SweepLimitError, SweepLimits, SweepPlan, Workload, loops, run_sweep, runner
 from tests.probe_client.conftest import config_for, run
 
 TTFT_MS = 20.0
@@ -185,7 +187,7 @@ def test_cap_gives_doubling_levels_and_output_length_is_limited():
 
 
 def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
-    """The loop must get round to its sockets while a high level is starting (see _StartBudget)."""
+    """The loop must get round to its sockets while a high level is starting (see loops._StartBudget)."""
 
     async def begin(budget_s: float, requests: int, work_s: float) -> list[int]:
         turns = 0
@@ -196,7 +198,7 @@ def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
             asyncio.get_running_loop().call_soon(tick)
 
         tick()
-        starts = runner._StartBudget(budget_s)
+        starts = loops._StartBudget(budget_s)
         began = []
 
         async def request() -> None:
@@ -214,3 +216,86 @@ def test_requests_begin_within_a_budget_per_turn_of_the_event_loop():
     # A budget already spent still lets the first request of every turn begin: one per turn.
     one_each = asyncio.run(begin(0.0, 5, 0.001))
     assert len(one_each) == len(set(one_each)) == 5
+
+
+def test_two_token_events_in_one_write_are_flagged_as_merged_reads(simulator_factory):
+    """A server that writes token events two at a time: one read delivers each pair under one kernel stamp, so
+    the first event of a pair may be a gap late, and every such TTFT and gap is flagged."""
+    paired = simulator_factory(
+        "openai", schedule={"ttft_ms": 5, "itl_ms": 20, "tokens": 5, "events_per_write": 2, "precise": False,
+                            "reasoning_tokens": 0},
+    )
+    plan = SweepPlan(mode="concurrency", levels=(2,), requests_per_level=4)
+    result = run(run_sweep(config_for(paired), plan=plan, workload=Workload.from_dict(
+        {"name": "paired", "input": 50, "output": 5})))
+    level = result.levels[0]
+    assert level.ok == 4
+    for sample in level.samples:
+        # Events 0+1 and 2+3 share a write; 4 comes alone: the gaps touching events 0 and 2 are flagged.
+        assert sample.ttft_merged
+        assert {0, 1, 2} <= set(sample.merged_gaps)
+        assert sample.gaps_ms[0] == sample.gaps_ms[2] == 0.0
+    assert level.ttft_ms["merged_reads"] == 4
+    assert level.itl_ms["merged_reads"] >= 12
+
+
+def test_the_settle_request_is_reported_and_nothing_stopped_is_null(engine):
+    engine.reset()
+    result = run(run_sweep(config_for(engine), plan=SweepPlan(mode="concurrency", levels=(1,), requests_per_level=2),
+                           workload=WORKLOAD))
+    settles = [r for r in engine.chat_requests if "-settle." in r["body"]["messages"][0]["content"]]
+    assert len(settles) == 1 and len(engine.chat_requests) == 3
+    document = result.to_dict()
+    assert document["settle"]["ok"] is True and document["settle"]["ttft_ms"] > 0
+    assert document["settle"]["output_tokens"] == OUTPUT_TOKENS and document["settle"]["error_class"] is None
+    assert document["stopped_reason"] is None
+
+
+def test_reads_are_taken_and_stamped_while_the_event_loop_is_busy():
+    """The reading thread reads each packet as it comes, however long the loop is kept from reading: two
+    messages sent apart while the loop sleeps come back as two reads with their own kernel stamps, where a read
+    from the loop would have found both in the socket and carried one stamp (a merged read)."""
+
+    async def scenario():
+        server = socket.create_server(("127.0.0.1", 0))
+        client = socket.create_connection(server.getsockname())
+        client.setblocking(False)
+        client.setsockopt(socket.SOL_SOCKET, transport.SO_TIMESTAMPNS, 1)
+        peer, _ = server.accept()
+        reader = transport.ReadingThread(asyncio.get_running_loop())
+        stream = transport.ThreadReadStream(client, reader)
+        try:
+            peer.sendall(b"first")
+            time.sleep(0.3)  # the event loop reads nothing meanwhile
+            peer.sendall(b"second")
+            time.sleep(0.3)
+            reads = []
+            for _ in range(2):
+                reads.append((await stream.read(1024, timeout=5), stream.last_read_ns))
+        finally:
+            await stream.aclose()
+            reader.close()
+            peer.close()
+            server.close()
+        return reads
+
+    (first, first_ns), (second, second_ns) = run(scenario())
+    assert (first, second) == (b"first", b"second")
+    assert second_ns - first_ns >= 250_000_000
+
+
+@pytest.mark.parametrize(
+    ("fault", "error_class"),
+    [("reset_mid_stream", "connection_reset"), ("stall_mid_stream", "stall_mid_stream"),
+     ("close_without_finish", "missing_done")],
+)
+def test_a_broken_stream_read_by_the_reading_thread_is_a_classified_error(simulator_factory, fault, error_class):
+    broken = simulator_factory(
+        "openai", fault=fault, schedule={"ttft_ms": 5, "itl_ms": 2, "tokens": 8, "precise": False},
+    )
+    plan = SweepPlan(mode="concurrency", levels=(2,), requests_per_level=2)
+    result = run(run_sweep(config_for(broken, read_timeout_s=0.5), plan=plan, workload=Workload.from_dict(
+        {"name": "broken", "input": 50, "output": 8})))
+    assert result.error_class == "" or result.error_class == error_class
+    errors = result.levels[0].errors if result.levels else {result.error_class: 1}
+    assert set(errors) == {error_class}

@@ -3,6 +3,7 @@
 import pytest
 
 from probe_client.sweep import SLO, Sample, cost_per_million, find_knee, linear_fit, summarise_level
+from probe_client.stream_analysis import TokenEvent, merged_reads
 from probe_client.sweep.stats import level_duration_s
 
 
@@ -90,3 +91,23 @@ def test_level_duration_runs_from_the_first_write_to_the_last_token():
     ]
     assert level_duration_s(samples) == pytest.approx(1.35)
     assert level_duration_s([Sample(index=0, ok=False, sent_ns=5, error_class="http_5xx")]) is None
+
+
+def test_merged_reads_flag_the_earlier_of_two_token_events_under_one_stamp():
+    events = [TokenEvent(received_ns=stamp, read_index=index, chars=5, kind="content", answer=True)
+              for index, stamp in enumerate([100, 200, 200, 300, 400, 400])]
+    # The HTTP layer hands one read over as several chunks (one per chunked-encoding frame): the stamp, not the
+    # chunk, tells which events came in one read.
+    assert merged_reads(events) == [False, True, False, False, True, False]
+
+
+def test_a_level_counts_flagged_ttfts_and_gaps_beside_their_percentiles():
+    flagged = sample(0, ttft=120, tpot=10, gaps=[0.0, 20, 20])
+    flagged.ttft_merged, flagged.merged_gaps = True, [0, 1]
+    clean = sample(1, ttft=100, tpot=10, gaps=[20, 20, 20])
+    failed = sample(2, ttft=90, tpot=10, ok=False)
+    failed.ttft_merged = True  # a failed request's figures are not in the percentiles, nor its flags
+    level = summarise_level(mode="concurrency", level=2, samples=[flagged, clean, failed], duration_s=1.0, slo=None,
+                            hourly_price_usd=None)
+    assert level.ttft_ms["merged_reads"] == 1 and level.itl_ms["merged_reads"] == 2
+    assert level.to_dict()["ttft_ms"]["merged_reads"] == 1
