@@ -94,13 +94,18 @@ class SweepRunOutputSerializer(serializers.Serializer):
     model_fingerprint = serializers.CharField()
     levels_done = serializers.IntegerField()
     levels_total = serializers.IntegerField()
-    stopped_reason = serializers.CharField()
+    stopped_reason = serializers.CharField(allow_null=True, help_text="Why the run stopped early; null when nothing stopped it.")
     error_class = serializers.CharField()
     error_message = serializers.CharField()
     queued_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     url = serializers.SerializerMethodField()
+
+    def to_representation(self, run: SweepRun) -> dict:
+        data = super().to_representation(run)
+        data["stopped_reason"] = run.stopped_reason or None
+        return data
 
     def get_url(self, run: SweepRun) -> str:
         return reverse("api:sweep-run-detail", kwargs={"pk": run.pk}, request=self.context.get("request"))

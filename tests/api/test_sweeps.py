@@ -40,6 +40,15 @@ def test_list_detail_and_levels_csv(api_client):
     assert api_client.get("/api/v1/probes/sweeps/999999/requests/?format=jsonl").status_code == 404
 
 
+def test_stopped_reason_is_null_until_something_stops_the_run(api_client):
+    finished = sweep_with_levels(status="finished")
+    stopped = SweepRunFactory(status="stopped", stopped_reason="stopped by an operator")
+    assert api_client.get(f"/api/v1/probes/sweeps/{finished.pk}/").json()["stopped_reason"] is None
+    assert api_client.get(f"/api/v1/probes/sweeps/{stopped.pk}/").json()["stopped_reason"] == "stopped by an operator"
+    listed = {row["id"]: row["stopped_reason"] for row in api_client.get("/api/v1/probes/sweeps/").json()["results"]}
+    assert listed == {finished.pk: None, stopped.pk: "stopped by an operator"}
+
+
 def test_open_loop_levels_carry_offered_rate_and_schedule_lag_in_json_and_csv(api_client):
     run = SweepRunFactory(plan={"mode": "rate", "levels": [2.0, 8.0], "requests_per_level": 16})
     for rate, lag in ((2.0, {"p50": 0.4, "p95": 0.9, "p99": 1.2, "mean": 0.5}), (8.0, None)):
