@@ -25,9 +25,10 @@ from lab.services.plan import workload_key
 from scoring.vocabulary import model_slug
 
 MEASURED_HERE = "Inference Atlas (measured here)"
-# What the publication date of a published series is (lab/loading.py DATED_BY), in a page's words.
-DATE_SOURCES = {"page": "the page's date", "commit": "date of the commit that added the figures",
-                "dataset": "date of the commit that added the data file"}
+# What the publication date of a published series is (lab/loading.py DATED_BY): a short label and its meaning.
+DATE_SOURCES = {"page": ("page date", "the date the page states"),
+                "commit": ("commit date", "the date of the commit that added these figures to the page"),
+                "dataset": ("data commit date", "the date of the commit that added the data file")}
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,9 @@ class Series:
         return self.origin == SweepRun.Origin.PUBLISHED
 
     @property
-    def date_source(self) -> str:
-        """What the publication date is, in words; empty when it is unknown or the series was measured here."""
-        return DATE_SOURCES.get(self.dated_by, "")
+    def date_source(self) -> tuple[str, str]:
+        """What the publication date is (label, meaning); empty when it is unknown or the series was measured here."""
+        return DATE_SOURCES.get(self.dated_by, ("", ""))
 
     @property
     def best(self) -> Point | None:

@@ -125,6 +125,7 @@ def test_the_api_and_csv_carry_the_publication_date_its_source_and_the_day_check
 
 def test_the_comparison_shows_published_and_checked_dates_apart(dated_pair, client):
     page = client.get(reverse("lab:evidence-detail", args=["dated-model", "dated-gpu"])).content.decode()
-    assert ('published <time datetime="2025-10-31">2025-10-31</time> (date of the commit that added the figures); '
-            'checked <time datetime="2026-12-02">2026-12-02</time>') in page
-    assert 'publication date unknown; checked <time datetime="2026-12-02">2026-12-02</time>' in page
+    assert ('published <time datetime="2025-10-31">2025-10-31</time> <abbr title="the date of the commit that added '
+            'these figures to the page">(commit date)</abbr><br>checked <time datetime="2026-12-02">2026-12-02</time>'
+            ) in page
+    assert 'publication date unknown<br>checked <time datetime="2026-12-02">2026-12-02</time>' in page
