@@ -25,7 +25,10 @@ from lab.services.plan import workload_key
 from scoring.vocabulary import model_slug
 
 MEASURED_HERE = "Inference Atlas (measured here)"
-UNDATED = "The page states no date"
+# What the publication date of a published series is (lab/loading.py DATED_BY): a short label and its meaning.
+DATE_SOURCES = {"page": ("page date", "the date the page states"),
+                "commit": ("commit date", "the date of the commit that added these figures to the page"),
+                "dataset": ("data commit date", "the date of the commit that added the data file")}
 
 
 @dataclass(frozen=True)
@@ -73,15 +76,17 @@ class Series:
     label: str = ""
     # The flags that set this series apart from the same engine's other configurations on the page, if any.
     setup: str = ""
+    # Where a published series' observed_on comes from: page, commit, dataset or unknown (empty when measured here).
+    dated_by: str = ""
 
     @property
     def is_published(self) -> bool:
         return self.origin == SweepRun.Origin.PUBLISHED
 
     @property
-    def undated(self) -> bool:
-        """The page gives no date: its observed date is the day it was read (lab/loading.py notes it so)."""
-        return self.notes.startswith(UNDATED)
+    def date_source(self) -> tuple[str, str]:
+        """What the publication date is (label, meaning); empty when it is unknown or the series was measured here."""
+        return DATE_SOURCES.get(self.dated_by, ("", ""))
 
     @property
     def best(self) -> Point | None:
@@ -192,6 +197,7 @@ def series_of(run: SweepRun) -> Series:
         measured_with=SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool),
         configuration=run.flags, workload_description=run.workload_description or run.workload_name,
         notes=run.notes, points=[_point(level, run.hardware_count) for level in run.levels.all()],
+        dated_by=(run.card or {}).get("dated_by", "page") if published else "",
     )
 
 

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from core.apis import ListApi, list_envelope, list_response, query_params
 from lab import evidence
+from lab.loading import DATED_BY
 from lab.models import SOURCE_TOOL_LABELS, LoadMode
 from scoring.vocabulary import LEVEL_METRICS
 
@@ -68,9 +69,12 @@ class SeriesSerializer(serializers.Serializer):
     serving_command = serializers.CharField()
     publisher = serializers.CharField()
     url = serializers.URLField()
-    observed_on = serializers.DateField()
-    verified_on = serializers.DateField()
-    undated = serializers.BooleanField(help_text="The page gives no date; observed_on is the day it was read.")
+    observed_on = serializers.DateField(allow_null=True, help_text="The publisher's date; null when none could be "
+                                        "established (dated_by unknown).")
+    dated_by = serializers.ChoiceField(choices=DATED_BY, help_text="Where observed_on comes from: the page's own date, "
+                                       "the commit that added the figures, the commit that added the data file, or "
+                                       "unknown.")
+    verified_on = serializers.DateField(help_text="The day the series was last checked against its source.")
     points = PointSerializer(many=True)
 
 
@@ -97,7 +101,7 @@ def _series_rows(filters: dict) -> list[dict]:
             "mode": run.load_mode, "workload": run.workload, "workload_description": run.workload_description,
             "measured_with": SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool), "serving_command": run.flags,
             "publisher": run.publisher, "url": run.url, "observed_on": run.observed_on,
-            "verified_on": run.verified_on, "undated": series.undated, "points": points,
+            "dated_by": series.dated_by, "verified_on": run.verified_on, "points": points,
         })
     return rows
 

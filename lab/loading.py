@@ -24,8 +24,13 @@ from scoring.vocabulary import LEVEL_METRICS
 
 FILENAME = "published_benchmarks.yaml"
 REQUIRED = ("key", "engine", "hardware", "hardware_count", "model", "weight_format", "workload", "measured_with",
-            "publisher", "url", "observed_on", "verified_on", "points")
-OPTIONAL = ("engine_version", "tensor_parallel", "pipeline_parallel", "serving_command", "read_from", "notes")
+            "publisher", "url", "verified_on", "points")
+OPTIONAL = ("engine_version", "tensor_parallel", "pipeline_parallel", "serving_command", "read_from", "notes",
+            "observed_on", "dated_by")
+# Where `observed_on`, the publisher's date, comes from: the page's own date, the commit that added the figures to the
+# page, the commit that added the data file, or nowhere (the date could not be established; observed_on stays empty).
+# Never the day the entry was read: that is `verified_on`.
+DATED_BY = ("page", "commit", "dataset", "unknown")
 WORKLOAD_FIELDS = ("mode", "description", "dataset", "input_tokens", "output_tokens", "num_prompts", "max_concurrency",
                    "request_rate")
 POINT_FIELDS = ("console", "figures", "quote", "max_concurrency", "request_rate", "num_prompts")
@@ -65,6 +70,26 @@ def _date(entry: _Entry, name: str) -> datetime.date:
         return datetime.date.fromisoformat(str(value))
     except ValueError:
         raise entry.error(name, f"expected a date (YYYY-MM-DD), got {value!r}") from None
+
+
+def _dates(entry: _Entry) -> tuple[datetime.date | None, datetime.date, str]:
+    """The publisher's date, the day it was checked and where the first comes from. A figure cannot be published
+    after it was checked, and an entry whose date is unknown says so rather than borrowing the day it was read."""
+    dated_by = entry.data.get("dated_by") or "page"
+    if dated_by not in DATED_BY:
+        raise entry.error("dated_by", f"one of {', '.join(DATED_BY)}, got {dated_by!r}")
+    verified = _date(entry, "verified_on")
+    if dated_by == "unknown":
+        if entry.data.get("observed_on") is not None:
+            raise entry.error("observed_on", "must be empty when dated_by is unknown")
+        return None, verified, dated_by
+    if entry.data.get("observed_on") in (None, ""):
+        raise entry.error("observed_on", "required: the publisher's date (dated_by: unknown when none can be found)")
+    observed = _date(entry, "observed_on")
+    if observed > verified:
+        raise entry.error("observed_on", f"{observed} is after verified_on {verified}: a figure is published before "
+                                         "it is checked")
+    return observed, verified, dated_by
 
 
 def _count(entry: _Entry, name: str, value: Any, *, optional: bool = True) -> int | None:
@@ -173,9 +198,7 @@ def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[
         _count(entry, f"workload.{name}", workload.get(name))
     if not str(data["url"]).startswith("https://"):
         raise entry.error("url", "the page's https:// address")
-    observed, verified = _date(entry, "observed_on"), _date(entry, "verified_on")
-    if observed > verified:
-        raise entry.error("observed_on", "after verified_on")
+    observed, verified, dated_by = _dates(entry)
     fields = {
         "key": data["key"], "origin": SweepRun.Origin.PUBLISHED, "status": SweepRun.Status.IMPORTED,
         "kind": SweepRun.Kind.SWEEP, "source_tool": data["measured_with"], "tool": tools[data["engine"]],
@@ -195,7 +218,8 @@ def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[
         "flags": str(data.get("serving_command") or ""),
         "publisher": str(data["publisher"]), "url": str(data["url"]), "observed_on": observed,
         "verified_on": verified, "notes": str(data.get("notes") or "").strip(),
-        "card": {"read_from": str(data.get("read_from") or ""), "tool_label": SOURCE_TOOL_LABELS[data["measured_with"]]},
+        "card": {"read_from": str(data.get("read_from") or ""), "tool_label": SOURCE_TOOL_LABELS[data["measured_with"]],
+                 "dated_by": dated_by},
     }
     points = data["points"]
     if not isinstance(points, list):

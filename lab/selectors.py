@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
+from catalog.models import PriceItem, ReportedFigure, Source
 from lab.models import SweepLevel, SweepRun
 
 CHART_SERIES_LIMIT = 8
@@ -163,3 +164,20 @@ def sweep_history(*, run: SweepRun) -> list[HistoryEntry]:
         .order_by("-queued_at", "-id")[:HISTORY_LIMIT]
     )
     return [HistoryEntry(run=r, changes=r.changes or {}, knee=(r.results or {}).get("knee")) for r in runs]
+
+
+def source_links() -> dict[str, list[str]]:
+    """Every link the site cites as a source, each with what cites it: catalog sources (and the prices they state),
+    reported figures and published benchmarks. Four queries, whatever the number of rows."""
+    cited: dict[str, list[str]] = {}
+    for key, url in Source.objects.exclude(url="").order_by("key").values_list("key", "url"):
+        cited.setdefault(url, []).append(f"source {key}")
+    prices = PriceItem.objects.exclude(source__url="").order_by("source__url", "tool__slug", "item")
+    for url, tool, item in prices.values_list("source__url", "tool__slug", "item"):
+        cited.setdefault(url, []).append(f"price {tool}: {item}")
+    for key, url in ReportedFigure.objects.order_by("key").values_list("key", "url"):
+        cited.setdefault(url, []).append(f"reported figure {key}")
+    published = SweepRun.objects.filter(origin=SweepRun.Origin.PUBLISHED).exclude(url="").order_by("key")
+    for key, url in published.values_list("key", "url"):
+        cited.setdefault(url, []).append(f"published benchmark {key}")
+    return cited

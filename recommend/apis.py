@@ -100,8 +100,10 @@ class EvidenceFigureSerializer(serializers.Serializer):
     load = serializers.CharField()
     publisher = serializers.CharField()
     url = serializers.CharField()
-    observed_on = serializers.CharField(allow_null=True)
-    undated = serializers.BooleanField(help_text="The page states no date; observed_on is the day it was read.")
+    observed_on = serializers.CharField(allow_null=True, help_text="The publisher's date (the run's date when measured "
+                                        "here); null when none could be established.")
+    dated_by = serializers.CharField(help_text="Where a published figure's observed_on comes from: page, commit, "
+                                     "dataset or unknown; empty when measured here.")
     newer_release = serializers.CharField(help_text="Set when a newer release of the engine than the one run exists.")
     measured_here = serializers.BooleanField()
 

@@ -53,7 +53,7 @@ def _figure(series: Series, point: Point | None) -> dict:
         "output_tps_per_gpu": round(point.output_tps_per_gpu, 1) if point else None,
         "tps_per_user": round(point.tps_per_user, 1) if point and point.tps_per_user else None,
         "load": point.load if point else "", "publisher": series.publisher, "url": series.url,
-        "observed_on": series.observed_on, "undated": series.undated, "newer_release": series.newer_release,
+        "observed_on": series.observed_on, "dated_by": series.dated_by, "newer_release": series.newer_release,
         "measured_here": not series.is_published,
     }
 
