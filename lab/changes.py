@@ -5,7 +5,7 @@ from __future__ import annotations
 from catalog.changes import changes_save, tool_url
 from catalog.models import Change, Tool
 from core.models import AuditEntry
-from lab.evidence import newer_release
+from lab.evidence import newer_release, release_version
 from lab.models import SweepRun
 
 
@@ -15,6 +15,13 @@ def series_name(run: SweepRun) -> str:
     hardware = f" on {run.hardware_count} × {run.hardware.name}" if run.hardware else ""
     model = f", {run.model.name}" if run.model else ""
     return f"{run.publisher or 'unnamed publisher'}: {engine}{model}{hardware}"
+
+
+def _is_newer(old: str | None, new: str) -> bool:
+    """Whether `new` is a later release than `old`; a correction back to an earlier one is not a release. A version
+    that does not parse counts as newer: the source said it is the latest."""
+    before, after = release_version(old or ""), release_version(new)
+    return before is None or after is None or after > before
 
 
 def _releases(entries: list[AuditEntry]) -> list[Change]:
@@ -28,8 +35,8 @@ def _releases(entries: list[AuditEntry]) -> list[Change]:
     found = []
     for entry in releases:
         tool = tools.get(int(entry.object_id))
-        new = entry.changes["latest_version"]["new"]
-        if tool is None or not new:
+        old, new = entry.changes["latest_version"]["old"], entry.changes["latest_version"]["new"]
+        if tool is None or not new or not _is_newer(old, new):
             continue
         older = [series_name(run) for run in published if run.tool_id == tool.pk and newer_release(run)]
         title = f"{tool.name} {new} released"
@@ -37,7 +44,7 @@ def _releases(entries: list[AuditEntry]) -> list[Change]:
             title += f"; {len(older)} published series measured an older version"
         found.append(Change(
             kind=Change.Kind.RELEASE, title=title[:300], subject=new[:200],
-            before={"latest_version": entry.changes["latest_version"]["old"]},
+            before={"latest_version": old},
             after={"latest_version": new, "older_series": older}, tool=tool, source=tool.latest_version_source,
             effective_on=tool.latest_version_released_on, url=tool_url(tool), audit_entry=entry,
         ))

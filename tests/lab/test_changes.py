@@ -45,6 +45,10 @@ def test_a_newer_engine_release_is_one_change_naming_the_published_series_it_mak
     assert change.title == f"vLLM 0.32.0 released; {published.count()} published series measured an older version"
     assert change.source.key == "vllm-release-0-31-0"
 
+    # Back to the release before is a correction of the fact, not a release.
+    _load(FIXTURES)
+    assert Change.objects.filter(kind=Change.Kind.RELEASE).count() == 1
+
 
 def test_a_newly_published_series_is_one_evidence_change(tmp_path):
     fixtures = _copy(tmp_path)
