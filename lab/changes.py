@@ -2,6 +2,8 @@
 published series of that engine it makes older (both read from the audit trail, see catalog.changes)."""
 from __future__ import annotations
 
+from collections import Counter
+
 from catalog.changes import changes_save, tool_url
 from catalog.models import Change, Tool
 from core.models import AuditEntry
@@ -38,14 +40,15 @@ def _releases(entries: list[AuditEntry]) -> list[Change]:
         old, new = entry.changes["latest_version"]["old"], entry.changes["latest_version"]["new"]
         if tool is None or not new or not _is_newer(old, new):
             continue
-        older = [series_name(run) for run in published if run.tool_id == tool.pk and newer_release(run)]
+        older = Counter(series_name(run) for run in published if run.tool_id == tool.pk and newer_release(run))
         title = f"{tool.name} {new} released"
         if older:
-            title += f"; {len(older)} published series measured an older version"
+            title += f"; {older.total()} published series measured an older version"
         found.append(Change(
             kind=Change.Kind.RELEASE, title=title[:300], subject=new[:200],
             before={"latest_version": old},
-            after={"latest_version": new, "older_series": older}, tool=tool, source=tool.latest_version_source,
+            after={"latest_version": new, "older_series": [
+                name if count == 1 else f"{name} ({count} series)" for name, count in older.items()]}, tool=tool, source=tool.latest_version_source,
             effective_on=tool.latest_version_released_on, url=tool_url(tool), audit_entry=entry,
         ))
     return found

@@ -35,14 +35,23 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _label(name: str) -> str:
+    return FIELD_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
 def change_rows(change: Change) -> list[tuple[str, str, str]]:
+    """(field, before, after) of each value a change records; lists are shown apart (change_lists)."""
     before, after = change.before or {}, change.after or {}
     names = [*before, *(name for name in after if name not in before)]
-    return [(FIELD_LABELS.get(name, name.replace("_", " ").capitalize()),
-             _text(before.get(name)) if change.before is not None else "(new)", _text(after.get(name)))
-            for name in names]
+    return [(_label(name), _text(before.get(name)) if change.before is not None else "(new)", _text(after.get(name)))
+            for name in names if not isinstance(after.get(name), list)]
+
+
+def change_lists(change: Change) -> list[tuple[str, list[str]]]:
+    return [(_label(name), [_text(item) for item in value])
+            for name, value in (change.after or {}).items() if isinstance(value, list) and value]
 
 
 @register.inclusion_tag("catalog/_change_values.html")
 def change_values(change: Change) -> dict[str, Any]:
-    return {"rows": change_rows(change), "change": change}
+    return {"rows": change_rows(change), "lists": change_lists(change), "change": change}
