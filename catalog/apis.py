@@ -19,8 +19,10 @@ from catalog import selectors, services
 from catalog.extensions import tool_detail_fields
 from catalog.models import (
     ABSENCE_ASPECTS,
+    Change,
     Feature,
     HardwareTarget,
+    LanguageModel,
     Licence,
     PriceItem,
     Source,
@@ -765,3 +767,53 @@ class CompareApi(Api):
                 ],
             }
         )
+
+
+# --- Changes -------------------------------------------------------------------------------------
+
+
+class ChangeOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    recorded_at = serializers.DateTimeField()
+    effective_on = serializers.DateField(allow_null=True, help_text="When it took effect, where its source says.")
+    title = serializers.CharField()
+    subject = serializers.CharField()
+    tool = serializers.CharField(source="tool.slug", allow_null=True, default=None)
+    model = serializers.CharField(source="model.slug", allow_null=True, default=None)
+    hardware = serializers.CharField(source="hardware.slug", allow_null=True, default=None)
+    before = serializers.JSONField(allow_null=True, help_text="{field: value} before; null for something new.")
+    after = serializers.JSONField(allow_null=True)
+    source = SourceRefSerializer(allow_null=True)
+    url = serializers.CharField(help_text="Where the change shows: a path on this site or a publisher's link.")
+
+
+class ChangeListApi(ListApi):
+    cached = True
+    csv_filename = "changes"
+    OutputSerializer = ChangeOutputSerializer
+
+    class FilterSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=Change.Kind.choices, required=False, help_text="Kind of change.")
+        tool = SlugFilterField(queryset=Tool.objects.all(), help_text="Engine or provider slug (see /tools/).")
+        model = SlugFilterField(queryset=LanguageModel.objects.all(), help_text="Model slug (see /models/).")
+        hardware = SlugFilterField(queryset=HardwareTarget.objects.all(), help_text="Hardware target slug.")
+        since = serializers.DateField(required=False, help_text="Only changes recorded on or after this date.")
+        limit = serializers.IntegerField(
+            required=False, min_value=1, max_value=selectors.CHANGE_MAX_LIMIT, default=selectors.CHANGE_LIMIT,
+            help_text=f"How many of the newest changes (default {selectors.CHANGE_LIMIT}).",
+        )
+
+    @extend_schema(
+        operation_id="changes_list",
+        tags=[TAG_CATALOG],
+        summary="List changes",
+        description="Dated changes of what the site shows, newest first: prices, releases, licences, documented "
+        "gaps, ratings, published evidence, and measured regressions and recoveries, each with before and after.",
+        parameters=[FilterSerializer],
+        responses={200: list_envelope("ChangeList", ChangeOutputSerializer)},
+    )
+    def get(self, request: Request) -> Response:
+        filters = query_params(self.FilterSerializer, request)
+        changes = selectors.change_list(filters=filters, limit=filters.pop("limit"))
+        return list_response(rows=ChangeOutputSerializer(changes, many=True).data)

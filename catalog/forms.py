@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
-from catalog.models import Feature, HardwareTarget, Licence, Tool
+from catalog.models import Change, Feature, HardwareTarget, LanguageModel, Licence, Tool
 from catalog.selectors import TOOL_SORTS
 
 _OPEN_SOURCE_VALUES = {"yes": True, "no": False}
@@ -66,3 +66,34 @@ class CatalogFilterForm(forms.Form):
 
     def is_filtered(self) -> bool:
         return any(name != "sort" for name in self.filters())
+
+
+class ChangeFilterForm(forms.Form):
+    """The filters of /changes/ and its feed: invalid values are dropped and reported, like the catalog's."""
+
+    kind = forms.ChoiceField(required=False, label="Kind", error_messages=_invalid("kind of change"))
+    tool = forms.ChoiceField(required=False, label="Engine or provider", error_messages=_invalid("tool"))
+    model = forms.ChoiceField(required=False, label="Model", error_messages=_invalid("model"))
+    hardware = forms.ChoiceField(required=False, label="Hardware", error_messages=_invalid("hardware target"))
+
+    def __init__(self, data: QueryDict, *args: Any, **kwargs: Any) -> None:
+        super().__init__(data, *args, **kwargs)
+        self.fields["kind"].choices = [("", "Any kind"), *Change.Kind.choices]
+        self.fields["tool"].choices = [
+            ("", "Any tool"),
+            *((slug, f"{name} ({Tool.Kind(kind).label.lower()})")
+              for slug, name, kind in Tool.objects.order_by("name").values_list("slug", "name", "kind")),
+        ]
+        self.fields["model"].choices = [("", "Any model"), *LanguageModel.objects.values_list("slug", "name")]
+        self.fields["hardware"].choices = [("", "Any hardware"), *HardwareTarget.objects.values_list("slug", "name")]
+
+    def filters(self) -> dict[str, Any]:
+        self.is_valid()
+        return {name: value for name, value in self.cleaned_data.items() if value}
+
+    def ignored(self) -> list[IgnoredParameter]:
+        self.is_valid()
+        return [
+            IgnoredParameter(name=name, value=self.data.get(name, ""), reason=" ".join(errors))
+            for name, errors in self.errors.items()
+        ]

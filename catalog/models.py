@@ -4,6 +4,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 
 from core.models import TimeStampedModel
 from scoring.ranking import DocumentedCheck
@@ -567,3 +568,64 @@ class ReportedFigure(TimeStampedModel):
             raise ValidationError({"device_count": "A device count needs the hardware it counts."})
         if self.concurrency is not None and self.metric != self.Metric.THROUGHPUT:
             raise ValidationError({"concurrency": "Only a throughput figure is stated at a concurrency."})
+
+
+class ChangeQuerySet(models.QuerySet):
+    def for_listing(self):
+        return self.select_related("tool", "model", "hardware", "source").order_by("-recorded_at", "-id")
+
+
+class Change(models.Model):
+    """One dated change of what the site shows: a price, a release, a licence, a documented gap, a rating, newly
+    published evidence, or a measured regression or recovery. Written by the services that write (catalog edits
+    through the API and the admin, and the fixture loader, all through the audit trail; probe runs for the measured
+    kinds), never edited afterwards."""
+
+    class Kind(models.TextChoices):
+        PRICE = "price", "Price"
+        RELEASE = "release", "Release"
+        LICENCE = "licence", "Licence"
+        GAP = "gap", "Documented gap"
+        RATING = "rating", "Rating"
+        EVIDENCE = "evidence", "Published evidence"
+        REGRESSION = "regression", "Measured regression"
+        RECOVERY = "recovery", "Measured recovery"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices, db_index=True)
+    recorded_at = models.DateTimeField(default=timezone.now, db_index=True)
+    effective_on = models.DateField(
+        null=True, blank=True, help_text="When the change took effect, where its source gives the date."
+    )
+    title = models.CharField(max_length=300)
+    subject = models.CharField(
+        max_length=200, blank=True, help_text="What changed within the tool: a price item, a check, a metric."
+    )
+    before = models.JSONField(null=True, blank=True, help_text="{field: value} before; null for something new.")
+    after = models.JSONField(null=True, blank=True, help_text="{field: value} after; null for something removed.")
+    tool = models.ForeignKey(Tool, null=True, blank=True, on_delete=models.CASCADE, related_name="changes")
+    model = models.ForeignKey(
+        "LanguageModel", null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    hardware = models.ForeignKey(
+        HardwareTarget, null=True, blank=True, on_delete=models.CASCADE, related_name="changes"
+    )
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes")
+    url = models.CharField(
+        max_length=500, blank=True, help_text="Where the change is seen or measured: a path on this site or a link."
+    )
+    audit_entry = models.ForeignKey(
+        "core.AuditEntry", null=True, blank=True, on_delete=models.SET_NULL, related_name="site_changes",
+        help_text="The catalog write this change was read from (who made it, every field it touched).",
+    )
+    series = models.CharField(
+        max_length=200, blank=True, db_index=True,
+        help_text="A measured series (target, workload, concurrency, metric) whose regressions and recoveries pair.",
+    )
+
+    objects = ChangeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title

@@ -18,6 +18,7 @@ from django.db.models.functions import Coalesce, Lower
 
 from catalog.models import (
     ABSENCE_ASPECTS,
+    Change,
     DocumentedAbsence,
     ApiSurface,
     Caveat,
@@ -491,3 +492,21 @@ def reported_figures_for_scoring() -> list[dict[str, Any]]:
         }
         for figure in figures
     ]
+
+
+CHANGE_LIMIT = 200
+CHANGE_MAX_LIMIT = 5000
+
+
+def change_list(*, filters: Mapping[str, Any] | None = None, limit: int = CHANGE_LIMIT) -> QuerySet[Change]:
+    """The latest changes, newest first: `kind`, and `tool`, `model`, `hardware` as slugs, `since` as a date."""
+    filters = filters or {}
+    changes = Change.objects.for_listing()
+    if filters.get("kind"):
+        changes = changes.filter(kind=filters["kind"])
+    for name in ("tool", "model", "hardware"):
+        if filters.get(name):
+            changes = changes.filter(**{f"{name}__slug": filters[name]})
+    if filters.get("since"):
+        changes = changes.filter(recorded_at__date__gte=filters["since"])
+    return changes[:limit]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from catalog import views
+from catalog import feeds, views
 
 app_name = "catalog"
 
@@ -10,4 +10,8 @@ urlpatterns = [
     path("compare/", views.compare, name="compare"),
     path("compare/csv/", views.compare_csv, name="compare_csv"),
     path("guide/", views.guide, name="guide"),
+    path("changes/", views.changes, name="changes"),
+    path("changes/feed/", feeds.cached_feed(feeds.SiteChangeFeed()), name="changes-feed"),
+    path("changes/feed/tools/<slug:slug>/", feeds.cached_feed(feeds.ToolChangeFeed()), name="changes-feed-tool"),
+    path("changes/feed/models/<slug:slug>/", feeds.cached_feed(feeds.ModelChangeFeed()), name="changes-feed-model"),
 ]

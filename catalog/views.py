@@ -7,12 +7,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from catalog.comparison import compare_matrix, matrix_csv_rows
-from catalog.forms import CatalogFilterForm
+from catalog.forms import CatalogFilterForm, ChangeFilterForm
 from catalog.models import Tool
 from catalog.selectors import (
     COMPARE_MAX_TOOLS,
     COMPARE_MIN_TOOLS,
+    CHANGE_LIMIT,
     CompareError,
+    change_list,
     compare_parse_slugs,
     compare_split_slugs,
     guide_sources,
@@ -148,4 +150,21 @@ def guide(request: HttpRequest) -> HttpResponse:
         request,
         "catalog/guide.html",
         {"page_sources": guide_sources(keys=GUIDE_SOURCE_KEYS)},
+    )
+
+
+@cached_page()
+def changes(request: HttpRequest) -> HttpResponse:
+    form = ChangeFilterForm(request.GET)
+    filters = form.filters()
+    return render(
+        request,
+        "catalog/changes.html",
+        {
+            "form": form,
+            "filters": filters,
+            "ignored": form.ignored(),
+            "changes": list(change_list(filters=filters)),
+            "limit": CHANGE_LIMIT,
+        },
     )

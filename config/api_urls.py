@@ -29,6 +29,7 @@ urlpatterns = [
     path("api-surfaces/", catalog_apis.ApiSurfaceListApi.as_view(), name="api-surface-list"),
     path("use-cases/", catalog_apis.UseCaseListApi.as_view(), name="use-case-list"),
     path("compare/", catalog_apis.CompareApi.as_view(), name="compare"),
+    path("changes/", catalog_apis.ChangeListApi.as_view(), name="change-list"),
     path("models/", model_apis.ModelListApi.as_view(), name="model-list"),
     path("models/<slug:slug>/", model_apis.ModelDetailApi.as_view(), name="model-detail"),
     path("published-benchmarks/", evidence_apis.PublishedBenchmarkListApi.as_view(), name="published-benchmark-list"),

@@ -1,6 +1,8 @@
 from django.contrib import admin
+from django.core.exceptions import FieldDoesNotExist
 
 from core.models import AuditEntry
+from core.services import audit_record, audit_value
 
 
 @admin.register(AuditEntry)
@@ -20,3 +22,39 @@ class AuditEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class AuditedModelAdmin(admin.ModelAdmin):
+    """A model admin whose saves are recorded in the audit trail like a service's writes (core.services): the fields
+    the form changed, old and new, by the signed-in user, for the object and for each changed inline row. Deletions
+    and many-to-many links (saved after the object) keep Django's own admin log only."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        _audit_form(request, form, created=not change)
+
+    def save_formset(self, request, form, formset, change):
+        super().save_formset(request, form, formset, change)
+        deleted = {id(row) for row in formset.deleted_forms}
+        for row in formset.forms:
+            if id(row) not in deleted and row.instance.pk is not None and row.has_changed():
+                _audit_form(request, row, created=row in formset.extra_forms)
+
+
+def _audit_form(request, form, *, created: bool) -> None:
+    instance = form.instance
+    changes = {}
+    for name in form.changed_data:
+        try:
+            field = instance._meta.get_field(name)
+        except FieldDoesNotExist:
+            continue
+        if field.many_to_many:
+            continue
+        old = None if created else form.initial.get(name)
+        if old is not None and field.many_to_one:
+            old = field.remote_field.model._default_manager.filter(pk=old).first()
+        changes[name] = {"old": audit_value(old), "new": audit_value(getattr(instance, name))}
+    if changes:
+        action = AuditEntry.Action.CREATE if created else AuditEntry.Action.UPDATE
+        audit_record(actor=request.user, action=action, instance=instance, changes=changes)

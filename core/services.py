@@ -13,6 +13,23 @@ from core.models import AuditEntry
 Changes = dict[str, dict[str, Any]]
 ModelT = TypeVar("ModelT", bound=models.Model)
 Validator = Callable[[Any], None]
+AuditObserver = Callable[[list[AuditEntry]], None]
+
+# Called with every batch of audit entries once they are saved: the apps that derive records from the trail (the
+# catalog's change record) register here in AppConfig.ready, so every writer that audits feeds them alike.
+_AUDIT_OBSERVERS: dict[str, AuditObserver] = {}
+
+
+def audit_observer_register(*, name: str, observer: AuditObserver) -> None:
+    """Register (or replace, when an app is set up again) the observer called `name`."""
+    _AUDIT_OBSERVERS[name] = observer
+
+
+def audit_entries_observe(*, entries: list[AuditEntry]) -> None:
+    """Hand saved audit entries to every observer, in registration order, inside the writer's transaction."""
+    if entries:
+        for observer in _AUDIT_OBSERVERS.values():
+            observer(entries)
 
 
 def audit_value(value: Any) -> Any:
@@ -53,7 +70,7 @@ def audit_record(
 ) -> AuditEntry:
     """Record one write. `actor` is the user who made it, or None for the system itself."""
     user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
-    return AuditEntry.objects.create(
+    entry = AuditEntry.objects.create(
         user=user,
         username=user.get_username() if user else "",
         action=action,
@@ -62,6 +79,8 @@ def audit_record(
         object_repr=str(instance)[:300],
         changes=changes or {},
     )
+    audit_entries_observe(entries=[entry])
+    return entry
 
 
 def creation_changes(*, instance: models.Model, fields: Iterable[str]) -> Changes:

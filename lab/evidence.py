@@ -165,7 +165,8 @@ def _point(level: SweepLevel, count: int) -> Point:
     )
 
 
-def _version(text: str) -> Version | None:
+def release_version(text: str) -> Version | None:
+    """A version as releases are ordered (a leading "v" aside), or None when it does not parse as one."""
     try:
         return Version(text.strip().lstrip("v"))
     except InvalidVersion:
@@ -177,7 +178,7 @@ def newer_release(run: SweepRun) -> str:
     tool = run.tool
     if tool is None or not tool.latest_version or not run.engine_version:
         return ""
-    measured, latest = _version(run.engine_version), _version(tool.latest_version)
+    measured, latest = release_version(run.engine_version), release_version(tool.latest_version)
     if measured is None or latest is None or latest <= measured:
         return ""
     released = f", released {tool.latest_version_released_on:%d %b %Y}," if tool.latest_version_released_on else ""

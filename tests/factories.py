@@ -394,3 +394,19 @@ class SweepLevelFactory(DjangoModelFactory):
     slo_attainment = 1.0
     meets_slo = True
     output_tokens_source = "usage"
+
+
+class ChangeFactory(DjangoModelFactory):
+    class Meta:
+        model = catalog.Change
+
+    kind = catalog.Change.Kind.PRICE
+    title = factory.Sequence(lambda n: f"Change {n}")
+    subject = "gpt-oss-120b (On demand)"
+    before = factory.LazyFunction(lambda: {"output_usd_per_mtok": "0.6000"})
+    after = factory.LazyFunction(lambda: {"output_usd_per_mtok": "0.5000"})
+    tool = factory.SubFactory(ToolFactory, kind=catalog.Tool.Kind.PROVIDER)
+    model = factory.SubFactory(LanguageModelFactory)
+    hardware = factory.SubFactory(HardwareTargetFactory)
+    source = factory.SubFactory(SourceFactory)
+    url = "/tools/groq/"

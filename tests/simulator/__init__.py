@@ -86,10 +86,10 @@ class SimulatorHandle:
         self.model = DEFAULT_MODELS[profile]
         self.root_url = base_url.split("/", 3)[0] + "//" + base_url.split("/", 3)[2]
 
-    def _control(self, method: str, path: str):
+    def _control(self, method: str, path: str, body: dict | None = None):
         import httpx
 
-        response = httpx.request(method, self.root_url + path, timeout=10.0, trust_env=False, verify=False)
+        response = httpx.request(method, self.root_url + path, json=body, timeout=10.0, trust_env=False, verify=False)
         response.raise_for_status()
         return response.json()
 
@@ -103,6 +103,10 @@ class SimulatorHandle:
 
     def reset(self) -> None:
         self._control("POST", "/_simulator/reset")
+
+    def set_options(self, **options) -> None:
+        """Change how the simulator behaves from the next request on (top-level options are replaced whole)."""
+        self._control("POST", "/_simulator/options", options)
 
     def stop(self) -> None:
         if self.process.poll() is None:

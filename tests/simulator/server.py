@@ -278,6 +278,10 @@ class Simulator:
         recv_ns = time.perf_counter_ns()
         if path.startswith("/_simulator/requests"):
             return await self._send_json(conn, 200, {"requests": self.requests})
+        if path.startswith("/_simulator/options") and method == "POST":
+            # A provider whose behaviour changes between two runs: the new options apply to every later request.
+            self.options.update(json.loads(raw or b"{}"))
+            return await self._send_json(conn, 200, {"options": self.options})
         if path.startswith("/_simulator/reset"):
             self.requests.clear()
             self.fault_count = 0

@@ -20,6 +20,7 @@ from core import cache as page_cache
 from core.leases import Claim, LeaseKeeper, RunExecution, lease_claim, lease_holder
 from probe_client.secrets import MAX_TEXT, scrub, scrub_text, secret_value
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget, RequestMeasurement
+from probes.services.changes import compat_changes_record, measured_changes_record
 from probes.services.runs.enqueue import probe_runs_create
 from probes.services.summaries import compat_statuses_refresh, probe_summaries_refresh, run_summary_compute
 from scoring.vocabulary import COMPAT_CHECKS, run_summary_keys
@@ -304,10 +305,13 @@ def probe_run_execute(*, run_id: int, worker: str, on_progress: Callable | None 
     if not probe_run_record(run_id=run_id, attempt=claim.attempt, outcome=outcome, snapshot=snapshot):
         logger.warning("Probe run %s attempt %s lost its lease; its results were discarded", run_id, claim.attempt)
         return RunExecution.LOST_LEASE
+    run.refresh_from_db()
     if run.suite == ProbeRun.Suite.SPEED:
         probe_summaries_refresh(target=run.target)
+        measured_changes_record(run=run)
     else:
         compat_statuses_refresh(target=run.target)
+        compat_changes_record(run=run)
     return RunExecution.FINISHED
 
 
