@@ -128,6 +128,11 @@ class CostGroup:
     def view_of(self, series_key: str) -> SeriesView:
         return next(view for view in self.views if view.cost_series.key == series_key)
 
+    @property
+    def estimates(self) -> list[tuple[str, PointCost]]:
+        """The interpolated estimates, each with the label of its series."""
+        return [(self.view_of(estimate.series_key).series.label, estimate) for estimate in self.answer.estimates]
+
 
 def _input_per_output(output_tps: float | None, total_tps: float | None) -> float | None:
     if not output_tps or total_tps is None or total_tps < output_tps:
@@ -380,8 +385,8 @@ def cost_as_dict(query: CostQuery, groups: list[CostGroup]) -> dict:
 # The evidence charts' palette (static/js/evidence-charts.js), so a series keeps its look from page to page.
 PALETTE = ("#1b6ac9", "#c2410c", "#15803d", "#7c3aed", "#b91c1c", "#0e7490", "#a16207", "#be185d")
 HOSTED_COLOUR = "#475569"
-CHART_WIDTH, CHART_HEIGHT = 720, 340
-PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 64, 520, 16, 292
+CHART_WIDTH, CHART_HEIGHT = 800, 340
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 64, 500, 24, 292
 
 
 def _ticks(top: float, count: int = 5) -> list[float]:
@@ -413,7 +418,6 @@ class ChartLine:
 class HostedMark:
     y: float
     label: str
-    href: str
 
 
 @dataclass(frozen=True)
@@ -464,10 +468,13 @@ def cost_chart(group: CostGroup) -> CostChart | None:
         path = "M" + " L".join(f"{mark.x},{mark.y}" for mark in marks)
         label = view.series.label + (" (measured here)" if view.measured_here else "")
         lines.append(ChartLine(label, PALETTE[index % len(PALETTE)], view.measured_here, path, marks))
-    hosted = tuple(HostedMark(y_at(cost.usd_per_million_output_tokens),
-                              f"{cost.provider} ${cost.usd_per_million_output_tokens:.2f}",
-                              cost.speed.url if cost.speed else "")
-                   for cost in group.hosted)
+    # Providers at the same price share one mark, so their names never print over each other.
+    by_price: dict[str, list[HostedCost]] = {}
+    for cost in group.hosted:
+        by_price.setdefault(f"{cost.usd_per_million_output_tokens:.2f}", []).append(cost)
+    hosted = tuple(HostedMark(y_at(costs[0].usd_per_million_output_tokens),
+                              f"{', '.join(cost.provider for cost in costs)} ${price}")
+                   for price, costs in by_price.items())
     return CostChart(
         width=CHART_WIDTH, height=CHART_HEIGHT, left=PLOT_LEFT, right=PLOT_RIGHT, top=PLOT_TOP, bottom=PLOT_BOTTOM,
         x_ticks=tuple((x_at(tick), f"{tick:g}") for tick in x_ticks),
