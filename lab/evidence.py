@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from django.db.models import Prefetch, Q, QuerySet
 from packaging.version import InvalidVersion, Version
 
-from lab.loading import OFFLINE_TOOLS, workload_identity
-from lab.models import SOURCE_TOOL_LABELS, SweepLevel, SweepRun
+from lab.loading import workload_identity
+from lab.models import SOURCE_TOOL_LABELS, LoadMode, SweepLevel, SweepRun
 from lab.services.plan import workload_key
 from scoring.vocabulary import model_slug
 
@@ -43,11 +43,14 @@ class Point:
 
     @property
     def load(self) -> str:
-        if self.mode == "throughput":
-            return "maximum throughput (all requests queued)"
+        """The load in words: how many requests were in flight, or how they were sent."""
+        if self.mode == "offline":
+            return f"offline batch of {self.level:,.0f} requests" if self.level else "offline batch"
+        if self.mode == "burst":
+            return f"{self.level:,.0f} prompts at once"
         if self.mode == "rate":
-            return f"{self.level:g} requests/s"
-        return f"{self.level:g} concurrent"
+            return f"{self.level:g} req/s"
+        return f"{self.level:,.0f} concurrent"
 
 
 @dataclass
@@ -97,7 +100,7 @@ class Comparison:
     hardware_name: str
     hardware_count: int
     workload: str
-    offline: bool
+    mode: str
     series: list[Series] = field(default_factory=list)
 
     @property
@@ -233,7 +236,10 @@ def measured_identity(run: SweepRun) -> tuple[str, str] | None:
     model_id = (run.card or {}).get("model_id") or (run.target.model_id if run.target else "")
     if None in lengths or not model_id:
         return None
-    identity = workload_identity(dataset="random", input_tokens=lengths[0], output_tokens=lengths[1], offline=False)
+    plan = run.plan or {}
+    mode = LoadMode.REQUEST_RATE if plan.get("mode") == "rate" else LoadMode.CONCURRENCY
+    identity = workload_identity(mode=mode, dataset="random", input_tokens=lengths[0], output_tokens=lengths[1],
+                                 num_prompts=plan.get("requests_per_level"))
     return model_slug(model_id), workload_key({"identity": identity})
 
 
@@ -255,7 +261,7 @@ def comparisons(*, model: str | None = None, hardware: Iterable[str] | None = No
             groups[identity] = comparison = Comparison(
                 model_slug=run.model.slug, model_name=run.model.name, weight_format=run.weight_format,
                 hardware_slug=run.hardware.slug, hardware_name=run.hardware.name, hardware_count=run.hardware_count,
-                workload=_workload_name(workload), offline=run.source_tool in OFFLINE_TOOLS,
+                workload=_workload_name(workload), mode=run.load_mode,
             )
         comparison.series.append(series_of(run))
     for run, identity in _measured_candidates(groups):

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from core.apis import ListApi, list_envelope, list_response, query_params
 from lab import evidence
-from lab.models import SOURCE_TOOL_LABELS
+from lab.models import SOURCE_TOOL_LABELS, LoadMode
 from scoring.vocabulary import LEVEL_METRICS
 
 TAG_EVIDENCE = "published benchmarks"
@@ -32,9 +32,10 @@ class FiguresSerializer(serializers.Serializer):
 
 
 class PointSerializer(serializers.Serializer):
-    load = serializers.CharField(help_text="Concurrent requests, a request rate, or maximum throughput.")
-    mode = serializers.CharField()
-    level = serializers.FloatField()
+    load = serializers.CharField(help_text='The load in words: "4 concurrent", "2 req/s", "1,000 prompts at once", '
+                                 '"offline batch".')
+    level = serializers.FloatField(help_text="Concurrent requests, requests/s, or the prompts sent at once or batched "
+                                   "(0: an offline batch of a count the page does not give).")
     output_tps = serializers.FloatField(allow_null=True, help_text="Output tokens/s of the whole system.")
     output_tps_per_gpu = serializers.FloatField(allow_null=True, help_text="Stated, or the total over the GPU count.")
     total_tps = serializers.FloatField(allow_null=True)
@@ -58,6 +59,9 @@ class SeriesSerializer(serializers.Serializer):
     hardware_count = serializers.IntegerField()
     tensor_parallel = serializers.IntegerField(allow_null=True)
     pipeline_parallel = serializers.IntegerField(allow_null=True)
+    mode = serializers.ChoiceField(choices=LoadMode.choices, help_text="How the load was sent: concurrency (closed "
+                                   "loop, N in flight), request_rate (fixed or Poisson rate), burst (N prompts at once, "
+                                   "no limit), offline (engine-side batch, no per-request latency).")
     workload = serializers.DictField(help_text="dataset, input_tokens, output_tokens, num_prompts, …")
     workload_description = serializers.CharField(help_text="The workload in the publisher's words.")
     measured_with = serializers.CharField()
@@ -82,14 +86,15 @@ def _series_rows(filters: dict) -> list[dict]:
         points = [{**vars(point), "load": point.load, **_figures(level)}
                   for point, level in zip(series.points, run.levels.all(), strict=True)]
         for point in points:
-            for name in ("ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms"):
+            # The mode is the series': every point of a series was sent the same way.
+            for name in ("mode", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms"):
                 point.pop(name)
         rows.append({
             "key": run.key, "engine": run.tool.slug, "engine_name": run.tool.name,
             "engine_version": run.engine_version, "newer_release": series.newer_release, "model": run.model.slug,
             "weight_format": run.weight_format, "hardware": run.hardware.slug, "hardware_count": run.hardware_count,
             "tensor_parallel": run.tensor_parallel, "pipeline_parallel": run.pipeline_parallel,
-            "workload": run.workload, "workload_description": run.workload_description,
+            "mode": run.load_mode, "workload": run.workload, "workload_description": run.workload_description,
             "measured_with": SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool), "serving_command": run.flags,
             "publisher": run.publisher, "url": run.url, "observed_on": run.observed_on,
             "verified_on": run.verified_on, "undated": series.undated, "points": points,

@@ -16,7 +16,7 @@ from typing import Any
 from catalog.models import HardwareSpec, LanguageModel, Tool
 from core.cache import generation_bump_on_commit
 from core.loading import FixtureError, LoadOptions, read_yaml
-from lab.models import SOURCE_TOOL_LABELS, SweepLevel, SweepRun
+from lab.models import LEVEL_MODES, SOURCE_TOOL_LABELS, LoadMode, SweepLevel, SweepRun
 from lab.services.plan import workload_key
 from lab.services.record import level_fields
 from probe_client.sweep import ResultFileError, parse_result_file
@@ -26,7 +26,7 @@ FILENAME = "published_benchmarks.yaml"
 REQUIRED = ("key", "engine", "hardware", "hardware_count", "model", "weight_format", "workload", "measured_with",
             "publisher", "url", "observed_on", "verified_on", "points")
 OPTIONAL = ("engine_version", "tensor_parallel", "pipeline_parallel", "serving_command", "read_from", "notes")
-WORKLOAD_FIELDS = ("description", "dataset", "input_tokens", "output_tokens", "num_prompts", "max_concurrency",
+WORKLOAD_FIELDS = ("mode", "description", "dataset", "input_tokens", "output_tokens", "num_prompts", "max_concurrency",
                    "request_rate")
 POINT_FIELDS = ("console", "figures", "quote", "max_concurrency", "request_rate", "num_prompts")
 # Figures a table may state, and the level column each goes to.
@@ -35,16 +35,15 @@ NUMBERS = {"output_tps": "output_tps", "total_tps": "total_tps", "request_throug
 # Latency figures a table may state: the lab level's distributions, named by their metric keys.
 LATENCIES = tuple(metric.key for metric in LEVEL_METRICS)
 STATISTICS = {"mean": "mean", "median": "p50", "p99": "p99"}
-# Benchmarks that measure the most a server produces with every request queued at once, not serving latency.
-OFFLINE_TOOLS = ("trtllm-bench",)
 
 
-def workload_identity(*, dataset: str, input_tokens: int | None, output_tokens: int | None, offline: bool) -> str:
-    """What makes two runs' workloads the same one: the requests (dataset and lengths) and whether latency was
-    measured at all. A run measured here on fixed lengths of random prompts has the identity of a published
-    random-dataset run of the same lengths."""
-    kind = "offline" if offline else "serving"
-    return f"{kind}:{dataset}:{input_tokens or '-'}:{output_tokens or '-'}"
+def workload_identity(*, mode: str, dataset: str, input_tokens: int | None, output_tokens: int | None,
+                      num_prompts: int | None) -> str:
+    """What makes two runs' workloads the same one: the requests (dataset, lengths and how many) and how they were
+    sent (the load mode). A burst's or an offline batch's single level is its prompt count, so it is part of this;
+    a concurrency or rate sweep's levels are the points of its curve. A run measured here on fixed lengths of
+    random prompts has the identity of a published random-dataset run of the same lengths, mode and count."""
+    return f"{mode}:{dataset}:{input_tokens or '-'}:{output_tokens or '-'}:{num_prompts or '-'}"
 
 
 class _Entry:
@@ -84,14 +83,10 @@ def _console_level(entry: _Entry, where: str, point: dict, measured_with: str) -
         raise entry.error(f"{where}.console", str(error)) from None
     if len(parsed.levels) != 1:
         raise entry.error(f"{where}.console", "one result block per point")
-    level = parsed.levels[0]
-    stated = point.get("max_concurrency")
-    if stated is not None and (level["mode"], level["level"]) != ("concurrency", float(stated)):
-        raise entry.error(f"{where}.max_concurrency", f"{stated} is not the block's load ({level['level']:g})")
-    return level
+    return parsed.levels[0]
 
 
-def _figures_level(entry: _Entry, where: str, point: dict, workload: dict) -> dict:
+def _figures_level(entry: _Entry, where: str, point: dict) -> dict:
     figures = point.get("figures")
     if not isinstance(figures, dict) or not figures:
         raise entry.error(f"{where}.figures", "a point needs its printed block (console) or its stated figures")
@@ -110,19 +105,42 @@ def _figures_level(entry: _Entry, where: str, point: dict, workload: dict) -> di
         if not isinstance(stated, dict) or set(stated) - set(STATISTICS):
             raise entry.error(f"{where}.figures.{name}", f"expected some of {', '.join(STATISTICS)}")
         level[name] = {STATISTICS[stat]: float(value) for stat, value in stated.items() if value is not None}
-    concurrency = _count(entry, f"{where}.max_concurrency", point.get("max_concurrency"))
-    prompts = _count(entry, f"{where}.num_prompts", point.get("num_prompts", workload.get("num_prompts")))
-    rate = point.get("request_rate")
-    if concurrency:
-        level.update(mode="concurrency", level=float(concurrency))
-    elif isinstance(rate, (int, float)) and not isinstance(rate, bool) and rate > 0:
-        level.update(mode="rate", level=float(rate))
-    elif prompts:
-        # Every prompt sent at once: the level is the number of requests in flight, as a result file counts it.
-        level.update(mode="concurrency", level=float(prompts), requests=prompts, ok=prompts)
-    else:
-        level.update(mode="throughput", level=0.0)
     return level
+
+
+def _placed(entry: _Entry, where: str, level: dict, mode: str, point: dict, workload: dict) -> dict:
+    """The level at the load the entry's mode states: the concurrency limit, the request rate, the prompts sent at
+    once (a burst), or the batch's request count (offline, 0 when the page gives none). A printed block's own load
+    must agree with the mode: a block with a concurrency limit is no burst, one without is no concurrency run."""
+    limit = _count(entry, f"{where}.max_concurrency", point.get("max_concurrency", workload.get("max_concurrency")))
+    prompts = _count(entry, f"{where}.num_prompts", point.get("num_prompts", workload.get("num_prompts")))
+    rate = point.get("request_rate", workload.get("request_rate"))
+    printed = level.get("mode")
+    if mode == LoadMode.CONCURRENCY:
+        if not limit:
+            raise entry.error(f"{where}.max_concurrency", "a concurrency run states its limit")
+        if printed and (printed, level["level"]) != ("concurrency", float(limit)):
+            raise entry.error(f"{where}.max_concurrency", f"{limit} is not the block's load ({level['level']:g})")
+        return {**level, "mode": LEVEL_MODES[mode], "level": float(limit)}
+    if limit:
+        raise entry.error(f"{where}.max_concurrency", f"a {mode} run has no concurrency limit, yet {limit} is stated")
+    if mode == LoadMode.REQUEST_RATE:
+        if printed:
+            if printed != "rate":
+                raise entry.error(f"{where}.request_rate", "the block states no finite request rate")
+            return level
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or rate <= 0:
+            raise entry.error(f"{where}.request_rate", f"a request-rate run states its rate, got {rate!r}")
+        return {**level, "mode": LEVEL_MODES[mode], "level": float(rate)}
+    if printed == "rate":
+        raise entry.error(f"{where}.request_rate", f"a {mode} run sends without a rate limit")
+    if printed and level["level"] != level.get("requests"):
+        raise entry.error(f"{where}.console", f"the block states a concurrency limit: not a {mode} run")
+    sent = level.get("requests") or prompts
+    if mode == LoadMode.BURST and not sent:
+        raise entry.error(f"{where}.num_prompts", "a burst states how many prompts were sent at once")
+    counted = {"requests": sent, "ok": level.get("ok") or sent} if sent else {}
+    return {**level, **counted, "mode": LEVEL_MODES[mode], "level": float(sent or 0)}
 
 
 def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[dict, list[dict]]:
@@ -145,6 +163,10 @@ def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[
     workload = data["workload"]
     if not isinstance(workload, dict) or set(workload) - set(WORKLOAD_FIELDS):
         raise entry.error("workload", f"a mapping of {', '.join(WORKLOAD_FIELDS)}")
+    mode = workload.get("mode")
+    if mode not in LoadMode.values:
+        raise entry.error("workload.mode", f"how the load was sent: one of {', '.join(LoadMode.values)}, got "
+                                           f"{mode!r}")
     if not str(workload.get("description") or "").strip() or not workload.get("dataset"):
         raise entry.error("workload.description", "the workload in the publisher's words, and its dataset")
     for name in ("input_tokens", "output_tokens", "num_prompts"):
@@ -154,7 +176,6 @@ def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[
     observed, verified = _date(entry, "observed_on"), _date(entry, "verified_on")
     if observed > verified:
         raise entry.error("observed_on", "after verified_on")
-    offline = data["measured_with"] in OFFLINE_TOOLS
     fields = {
         "key": data["key"], "origin": SweepRun.Origin.PUBLISHED, "status": SweepRun.Status.IMPORTED,
         "kind": SweepRun.Kind.SWEEP, "source_tool": data["measured_with"], "tool": tools[data["engine"]],
@@ -166,10 +187,11 @@ def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[
         "model": models[data["model"]], "weight_format": str(data["weight_format"]),
         "workload_description": str(workload["description"]).strip(),
         "workload_name": f"{workload['dataset']}"[:80],
-        "workload": {name: workload.get(name) for name in WORKLOAD_FIELDS if name != "description"},
+        "load_mode": mode,
+        "workload": {name: workload.get(name) for name in WORKLOAD_FIELDS if name not in ("mode", "description")},
         "workload_key": workload_key({"identity": workload_identity(
-            dataset=str(workload["dataset"]), input_tokens=workload.get("input_tokens"),
-            output_tokens=workload.get("output_tokens"), offline=offline)}),
+            mode=mode, dataset=str(workload["dataset"]), input_tokens=workload.get("input_tokens"),
+            output_tokens=workload.get("output_tokens"), num_prompts=workload.get("num_prompts"))}),
         "flags": str(data.get("serving_command") or ""),
         "publisher": str(data["publisher"]), "url": str(data["url"]), "observed_on": observed,
         "verified_on": verified, "notes": str(data.get("notes") or "").strip(),
@@ -183,8 +205,9 @@ def _checked(entry: _Entry, tools: dict, hardware: dict, models: dict) -> tuple[
         where = f"points[{position}]"
         if not isinstance(point, dict) or set(point) - set(POINT_FIELDS):
             raise entry.error(where, f"a mapping of {', '.join(POINT_FIELDS)}")
-        level = (_console_level(entry, where, point, data["measured_with"]) if point.get("console")
-                 else _figures_level(entry, where, point, workload))
+        level = _placed(entry, where, (_console_level(entry, where, point, data["measured_with"])
+                                       if point.get("console") else _figures_level(entry, where, point)),
+                        mode, point, workload)
         if any((other["mode"], other["level"]) == (level["mode"], level["level"]) for other in levels):
             raise entry.error(where, f"a second point at the same load ({level['mode']} {level['level']:g})")
         levels.append(level)

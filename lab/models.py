@@ -18,6 +18,20 @@ PUBLISHED_TOOLS = {"benchmark-serving-py": "vLLM benchmark_serving.py", "trtllm-
 SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_TOOLS, **PUBLISHED_TOOLS}
 
 
+class LoadMode(models.TextChoices):
+    """How a benchmark sent its requests: part of what makes two workloads the same one."""
+
+    CONCURRENCY = "concurrency", "Closed loop: N requests in flight"
+    REQUEST_RATE = "request_rate", "Fixed or Poisson request rate"
+    BURST = "burst", "N prompts sent at once, no limit"
+    OFFLINE = "offline", "Offline batch: engine-side, no per-request latency"
+
+
+# The mode a level records for each load mode (the lab's sweeps name an open loop "rate").
+LEVEL_MODES = {LoadMode.CONCURRENCY: "concurrency", LoadMode.REQUEST_RATE: "rate", LoadMode.BURST: "burst",
+               LoadMode.OFFLINE: "offline"}
+
+
 class SweepRunQuerySet(models.QuerySet):
     def lab(self):
         """Runs measured here or imported from a result file: the lab's own. Published runs are shown as evidence
@@ -84,6 +98,10 @@ class SweepRun(TimeStampedModel):
     workload_name = models.CharField(max_length=80, blank=True)
     workload_key = models.CharField(max_length=64, blank=True, db_index=True, help_text="Hash of the workload.")
     workload = models.JSONField(default=dict, blank=True)
+    load_mode = models.CharField(
+        max_length=12, choices=LoadMode.choices, blank=True,
+        help_text="How a published run sent its load. Runs measured here or imported: their levels' mode says.",
+    )
     plan = models.JSONField(default=dict, blank=True, help_text="Levels, SLO, limits, or the suite's parameters.")
     card = models.JSONField(default=dict, blank=True)
     engine_version = models.CharField(max_length=120, blank=True)
@@ -159,8 +177,9 @@ class SweepLevel(models.Model):
     sent when it was measured here (``request_records``; an import has only the figures the tool reported)."""
 
     run = models.ForeignKey(SweepRun, on_delete=models.CASCADE, related_name="levels")
-    mode = models.CharField(max_length=12, help_text='"concurrency" (closed loop) or "rate" (open loop).')
-    level = models.FloatField(help_text="Concurrent streams, or requests per second.")
+    mode = models.CharField(max_length=12, help_text='"concurrency" (closed loop) or "rate" (open loop); a published '
+                                                    'run\'s also "burst" (all prompts at once) or "offline" (batch).')
+    level = models.FloatField(help_text="Concurrent streams, requests per second, or the prompts of a burst or batch.")
     requests = models.PositiveIntegerField(default=0)
     ok = models.PositiveIntegerField(default=0)
     duration_s = models.FloatField(null=True, blank=True)

@@ -26,9 +26,10 @@ from tests.factories import (
 pytestmark = pytest.mark.django_db
 FIXTURES = default_fixtures_dir()
 ENTRIES = yaml.safe_load((FIXTURES / FILENAME).read_text())["published_benchmarks"]
-# The key a random 1,000-in, 200-out workload is stored under, by a published entry and by a run measured here.
+# The key a random 1,000-in, 200-out concurrency sweep is stored under, by a published entry and by a run measured
+# here.
 RANDOM_WORKLOAD_KEY = evidence.workload_key({"identity": evidence.workload_identity(
-    dataset="random", input_tokens=1000, output_tokens=200, offline=False)})
+    mode="concurrency", dataset="random", input_tokens=1000, output_tokens=200, num_prompts=None)})
 
 
 @pytest.fixture
