@@ -220,14 +220,17 @@ def _title(hardware_count: int, hardware_name: str, weight_format: str, workload
 def cost_groups(*, model: str, hardware: str, gpu_count: int | None, gpu_hour_usd: float,
                 slo: Slo) -> list[CostGroup]:
     """Every comparison of the model on the hardware (at `gpu_count` GPUs, when given) in each load mode, costed
-    at `gpu_hour_usd` per GPU-hour against `slo`; the lab's own runs outside them each on their own."""
+    at `gpu_hour_usd` per GPU-hour against `slo`; the lab's own runs outside them each on their own. Four queries
+    (published runs and their levels, then the lab's runs and their levels) and the cached catalog snapshot."""
     groups: list[CostGroup] = []
     found: list[Comparison] = [one for one in comparisons(model=model, hardware=[hardware])
                                if gpu_count is None or one.hardware_count == gpu_count]
     evidence_url = reverse("lab:evidence-detail", args=[model, hardware])
     for comparison in found:
-        for mode, views in _views(comparison.series, hardware_count=comparison.hardware_count,
-                                  workload=comparison.workload).items():
+        for level_mode, views in _views(comparison.series, hardware_count=comparison.hardware_count,
+                                        workload=comparison.workload).items():
+            # The load mode the publisher's series states (stored with it); a level's own where none is stored.
+            mode = comparison.mode or level_mode
             groups.append(_group(
                 _title(comparison.hardware_count, comparison.hardware_name, comparison.weight_format,
                        comparison.workload, mode),
@@ -241,7 +244,8 @@ def cost_groups(*, model: str, hardware: str, gpu_count: int | None, gpu_hour_us
                 _title(run.hardware_count, run.hardware.name, "", workload, mode) + f" · lab run {run.pk}",
                 mode, workload, run.hardware_count, reverse("lab:sweep-detail", args=[run.pk]), views,
                 model=model, gpu_hour_usd=gpu_hour_usd, slo=slo))
-    return [group for group in groups if group.answer.costs]
+    # Comparisons with a point meeting the target first; otherwise in the evidence's order.
+    return sorted((group for group in groups if group.answer.costs), key=lambda group: group.answer.cheapest is None)
 
 
 def _group(title: str, mode: str, workload: str, hardware_count: int, evidence_url: str, views: list[SeriesView],
