@@ -1,6 +1,6 @@
 from django.urls import path
 
-from recommend import views
+from recommend import cost_views, views
 
 app_name = "recommend"
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("engine-guide/", views.engine_guide, name="engine_guide"),
     path("fit/", views.fit, name="fit"),
     path("break-even/", views.break_even, name="break_even"),
+    path("cost/", cost_views.cost, name="cost"),
 ]

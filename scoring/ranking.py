@@ -749,6 +749,11 @@ def _reported_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
     return evidence
 
 
+def reported_latency_evidence(catalog: CatalogData, *, tools: list[str], model: str) -> dict[str, _SpeedEvidence]:
+    """The reported figures the answers would weigh for a latency goal: one publisher, one latency metric."""
+    return _reported_evidence(Profile(hardware="none", optimize_for="latency"), catalog, tools, model)
+
+
 def _documented_evidence(profile: Profile, slugs: list[str]) -> dict[str, _SpeedEvidence]:
     """Seeds sell some providers on per-user speed: that counts for latency only, and as a claim, not a figure."""
     if profile.optimize_for != "latency":
