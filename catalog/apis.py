@@ -232,14 +232,19 @@ class ToolListApi(ListApi):
     class FilterSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=Tool.Kind.choices, required=False, help_text="Kind of tool.")
         hardware = SlugFilterField(
-            queryset=HardwareTarget.objects.all(), help_text="Hardware target slug (see /hardware/)."
+            queryset=HardwareTarget.objects.all(), listed_at="api:hardware-list",
+            help_text="Hardware target slug (see /api/v1/hardware/).",
         )
         licence = SlugFilterField(
-            slug_field="spdx_id", queryset=Licence.objects.all(),
+            slug_field="spdx_id", queryset=Licence.objects.all(), listed_at="api:tool-list",
             help_text='SPDX id, e.g. "Apache-2.0", or "proprietary-service".',
-            error_messages={"does_not_exist": 'No licence "{value}".'},
+            error_messages={"does_not_exist": 'No licence "{value}": the licences in use are the `licence` of each '
+                                              "tool at {listed_at}."},
         )
-        feature = SlugFilterField(queryset=Feature.objects.all(), help_text="Feature slug (see /features/).")
+        feature = SlugFilterField(
+            queryset=Feature.objects.all(), listed_at="api:feature-list",
+            help_text="Feature slug (see /api/v1/features/).",
+        )
         open_source = serializers.BooleanField(required=False, help_text="true: open-source licences only.")
         min_rating = serializers.DecimalField(
             max_digits=2, decimal_places=1, min_value=0, max_value=5, required=False,
@@ -273,6 +278,11 @@ class ToolListApi(ListApi):
         headline_price = HeadlinePriceField()
         hardware = serializers.SerializerMethodField()
         last_verified = serializers.DateField(allow_null=True)
+        matched = serializers.ListField(
+            child=serializers.CharField(), source="match_reasons",
+            help_text='With `q`: where the words were found ("serves gpt-oss-120b", "runs on AMD GPU (ROCm / HIP)", '
+            '"name"); empty without `q`.',
+        )
         url = serializers.SerializerMethodField()
 
         def get_hardware(self, tool: Tool) -> list[str]:
@@ -334,7 +344,8 @@ class ToolListApi(ListApi):
         ],
     )
     def get(self, request: Request) -> Response:
-        tools = selectors.tool_list(filters=query_params(self.FilterSerializer, request))
+        filters = query_params(self.FilterSerializer, request)
+        tools = selectors.with_match_reasons(selectors.tool_list(filters=filters), filters.get("q") or "")
         rows = self.OutputSerializer(tools, many=True, context={"request": request}).data
         return list_response(rows=rows)
 
@@ -342,6 +353,7 @@ class ToolListApi(ListApi):
         operation_id="tools_create",
         tags=[TAG_WRITES],
         summary="Create a tool (staff)",
+        description="Needs a staff token. Answers the new tool as GET /api/v1/tools/{slug}/ shows it.",
         request=InputSerializer,
         responses={201: ToolDetailOutputSerializer},
         examples=[
@@ -438,6 +450,7 @@ class PriceListApi(ListApi):
         operation_id="prices_create",
         tags=[TAG_WRITES],
         summary="Create a price item (staff)",
+        description="Needs a staff token. `source` is a key of /api/v1/sources/; answers the new price as stored.",
         request=InputSerializer,
         responses={201: PriceOutputSerializer},
         examples=[
@@ -462,6 +475,7 @@ class PriceDetailInputSerializer(PriceListApi.InputSerializer):
 
 @detail_schema(
     "prices", read_tag=TAG_CATALOG, write_tag=TAG_WRITES, get_summary="One price item",
+    get_description="A price as its source states it, with the source and the day it was last verified.",
     patch_summary="Change a price item (staff)",
     patch_description="Only the fields sent change; `verified_on` moves only when you send it.",
 )
@@ -514,6 +528,7 @@ class SourceListApi(ListApi):
         operation_id="sources_create",
         tags=[TAG_WRITES],
         summary="Create a source (staff)",
+        description="Needs a staff token. Prices, tools and figures cite a source by its `key`.",
         request=SourceInputSerializer,
         responses={201: SourceOutputSerializer},
         examples=[
@@ -536,7 +551,9 @@ class SourceDetailInputSerializer(SourceInputSerializer):
 
 @detail_schema(
     "sources", read_tag=TAG_CATALOG, write_tag=TAG_WRITES, get_summary="One source",
+    get_description="A document the catalog cites: its title, publisher, URL and the day it was read.",
     patch_summary="Change a source (staff)",
+    patch_description="Only the fields sent change.",
 )
 class SourceDetailApi(DetailApi):
     cached = True

@@ -1,6 +1,9 @@
 """Search that understands the field: words, not substrings ("Mac" never matches "machine"), the field's synonyms
 ("json schema" finds structured output, "Mac" finds Apple silicon), and a rank by where the words are found (a
-tool's name before its features, its features before its prose).
+tool's name before its features, its features before its prose). Every match says where it was found.
+
+A vendor's word (AMD, ROCm, Apple, Intel, NVIDIA) asks which accelerators a tool runs on, so it is looked for in
+names and in the accelerators a document lists, never in CPU architectures ("x86: Intel, AMD") or prose.
 
 Plain Python over plain documents, so it answers alike on PostgreSQL and SQLite; catalog.selectors builds the
 documents from the catalog once per data generation.
@@ -11,15 +14,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+# A vendor's words: each group means running on that vendor's accelerators.
+VENDOR_GROUPS: tuple[frozenset[str], ...] = tuple(frozenset(group) for group in (
+    {"mac", "macos", "apple", "apple silicon", "metal", "mlx"},
+    {"amd", "rocm", "hip", "instinct"},
+    {"nvidia", "cuda"},
+    {"intel", "xpu", "sycl", "gaudi", "openvino"},
+))
 # Phrases that mean the same thing to someone choosing an engine; each group is searched as one concept.
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group) for group in (
     {"json schema", "structured output", "structured outputs", "response format", "guided decoding",
      "constrained decoding", "grammar"},
     {"json", "json mode", "json object", "structured output", "json schema"},
-    {"mac", "macos", "apple", "apple silicon", "metal", "mlx"},
-    {"amd", "rocm", "hip", "instinct"},
-    {"nvidia", "cuda"},
-    {"intel", "xpu", "sycl", "gaudi", "openvino"},
+    *VENDOR_GROUPS,
     {"tool calling", "tools", "function calling", "functions"},
     {"lora", "multi lora", "adapters"},
     {"quantization", "quantized", "quant"},
@@ -32,9 +39,13 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group) for group in (
 ))
 
 TOKEN = re.compile(r"[a-z0-9]+")
-# Where a word is found, and how much that says about the tool.
-WEIGHTS = {"name": 8, "listed": 3, "prose": 1}
-# A query that is a tool's whole name puts that tool first.
+# Where a word is found, and how much that says about the document.
+WEIGHTS = {"name": 8, "accelerators": 3, "listed": 3, "prose": 1}
+# Where a vendor's word counts (see the module's docstring).
+VENDOR_FIELDS = ("name", "accelerators")
+# What a match found in a field without a label of its own is called.
+DEFAULT_LABELS = {"name": "name", "prose": "description"}
+# A query that is a document's whole name puts that document first.
 EXACT_NAME_BONUS = 8
 
 
@@ -58,58 +69,97 @@ def _contains(words: Sequence[str], phrase: Sequence[str]) -> bool:
 
 
 @dataclass(frozen=True)
+class Entry:
+    """One text of a document: its words, and what a match in it is called ("serves gpt-oss-120b")."""
+
+    label: str
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Concept:
+    """One thing asked: alternative phrases (a synonym group), and whether it is a vendor's word."""
+
+    alternatives: tuple[tuple[str, ...], ...]
+    vendor: bool = False
+
+
+@dataclass(frozen=True)
+class Match:
+    score: int
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Document:
-    """One tool as search sees it: `fields` maps a weight name of WEIGHTS to the texts with that weight."""
+    """One tool, model or device as search sees it: `fields` maps a weight name of WEIGHTS to its entries."""
 
     key: int
-    fields: Mapping[str, tuple[tuple[str, ...], ...]]
+    fields: Mapping[str, tuple[Entry, ...]]
 
     @classmethod
-    def build(cls, key: int, **texts: Iterable[str]) -> Document:
-        return cls(key, {weight: tuple(tokens(text) for text in values if text) for weight, values in texts.items()})
+    def build(cls, key: int, **texts: Iterable[str | tuple[str, str]]) -> Document:
+        """Each text is a string, or (label, text) where a match should be called something else than the text
+        itself (a name or prose is called "name" or "description")."""
+        fields = {}
+        for weight, values in texts.items():
+            entries = []
+            for value in values:
+                label, text = value if isinstance(value, tuple) else (DEFAULT_LABELS.get(weight, value), value)
+                if text:
+                    entries.append(Entry(label, tokens(text)))
+            fields[weight] = tuple(entries)
+        return cls(key, fields)
 
-    def weight_of(self, alternatives: Iterable[tuple[str, ...]]) -> int:
-        """The highest weight of a field holding one of the alternative phrases (0 when none does)."""
-        best = 0
-        for weight_name, texts in self.fields.items():
-            if WEIGHTS[weight_name] > best and any(_contains(words, phrase) for words in texts
-                                                   for phrase in alternatives):
-                best = WEIGHTS[weight_name]
-        return best
+    def best_place(self, concept: Concept) -> tuple[int, str]:
+        """The highest weight of an entry holding one of the concept's phrases, and that entry's label ((0, "")
+        when none does)."""
+        best, label = 0, ""
+        for weight_name, entries in self.fields.items():
+            if concept.vendor and weight_name not in VENDOR_FIELDS or WEIGHTS[weight_name] <= best:
+                continue
+            for entry in entries:
+                if any(_contains(entry.words, phrase) for phrase in concept.alternatives):
+                    best, label = WEIGHTS[weight_name], entry.label
+                    break
+        return best, label
 
 
-def concepts(query: str) -> list[tuple[tuple[str, ...], ...]]:
+def concepts(query: str) -> list[Concept]:
     """The query as concepts, each a set of alternative phrases: the longest synonym phrase found at each place
-    stands for its whole group; any other word stands for itself (and its group, when it is one)."""
+    stands for its whole group; any other word stands for itself."""
     words = tokens(query)
     groups = [(tuple(tokens(phrase)), group) for group in SYNONYMS for phrase in group]
-    found: list[tuple[tuple[str, ...], ...]] = []
+    found: list[Concept] = []
     position = 0
     while position < len(words):
         matches = [(phrase, group) for phrase, group in groups
                    if len(phrase) > 0 and tuple(words[position:position + len(phrase)]) == phrase]
         if matches:
             size = max(len(phrase) for phrase, _ in matches)
-            alternatives = {tokens(other) for phrase, group in matches if len(phrase) == size for other in group}
-            found.append(tuple(sorted(alternatives)))
+            longest = [group for phrase, group in matches if len(phrase) == size]
+            alternatives = {tokens(other) for group in longest for other in group}
+            found.append(Concept(tuple(sorted(alternatives)), vendor=any(group in VENDOR_GROUPS for group in longest)))
             position += size
         else:
-            found.append(((words[position],),))
+            found.append(Concept(((words[position],),)))
             position += 1
     return found
 
 
-def rank(documents: Iterable[Document], query: str) -> dict[int, int]:
-    """{document key: score} of the documents where every concept of `query` is found, the best first; the
-    score sums, per concept, the weight of the best place it is found, plus a bonus for a tool's whole name."""
+def rank(documents: Iterable[Document], query: str) -> dict[int, Match]:
+    """{document key: Match} of the documents where every concept of `query` is found, the best first; the score
+    sums, per concept, the weight of the best place it is found, plus a bonus for a whole name; the reasons name
+    those places, each once, in the order asked."""
     wanted = concepts(query)
     if not wanted:
         return {}
     asked = tokens(query)
-    scores = {}
+    found = {}
     for document in documents:
-        weights = [document.weight_of(alternatives) for alternatives in wanted]
-        if all(weights):
-            exact = any(words == asked for words in document.fields.get("name", ()))
-            scores[document.key] = sum(weights) + (EXACT_NAME_BONUS if exact else 0)
-    return dict(sorted(scores.items(), key=lambda item: -item[1]))
+        places = [document.best_place(concept) for concept in wanted]
+        if all(weight for weight, _ in places):
+            exact = any(entry.words == asked for entry in document.fields.get("name", ()))
+            score = sum(weight for weight, _ in places) + (EXACT_NAME_BONUS if exact else 0)
+            found[document.key] = Match(score, tuple(dict.fromkeys(label for _, label in places)))
+    return dict(sorted(found.items(), key=lambda item: -item[1].score))

@@ -26,6 +26,7 @@ from catalog.models import (
     HardwareSpec,
     HardwareSupport,
     HardwareTarget,
+    LanguageModel,
     ModelOffering,
     PriceItem,
     QuantFormat,
@@ -56,14 +57,24 @@ BLENDED_QUANTUM = Decimal("0.0001")
 SEARCHED_CHECK_OUTCOMES = ("supported", "partial")
 
 
-def _search_documents() -> tuple[search.Document, ...]:
-    """What catalog.search reads of every tool: its names; what it lists (hardware, formats, features, API
-    surfaces, the request parameters it documents as working); its prose."""
+def _accelerator_text(hardware: HardwareTarget) -> str:
+    """A hardware target as search reads it: a CPU architecture without its vendors (x86 CPUs are "Intel, AMD",
+    which says nothing about running on AMD or Intel accelerators)."""
+    vendor = "" if hardware.category == HardwareTarget.Category.CPU else hardware.vendor
+    return f"{hardware.name} {hardware.slug} {vendor}"
+
+
+def _tool_documents() -> tuple[search.Document, ...]:
+    """What catalog.search reads of every tool: its names; the hardware it runs on; what it lists (models it
+    serves, priced items, formats, features, API surfaces, the request parameters it documents as working);
+    its prose."""
     tools = Tool.objects.prefetch_related(
         Prefetch("hardware_support", queryset=HardwareSupport.objects.select_related("hardware")),
         Prefetch("quant_format_support", queryset=ToolQuantFormat.objects.select_related("quant_format")),
         Prefetch("feature_support", queryset=ToolFeature.objects.select_related("feature")),
         Prefetch("api_surface_support", queryset=ToolApiSurface.objects.select_related("api_surface", "source")),
+        Prefetch("model_offerings", queryset=ModelOffering.objects.select_related("model")),
+        Prefetch("price_items", queryset=PriceItem.objects.order_by("position", "pk")),
     )
     documents = []
     for tool in tools:
@@ -76,21 +87,77 @@ def _search_documents() -> tuple[search.Document, ...]:
         documents.append(search.Document.build(
             tool.pk,
             name=[tool.name, tool.slug, tool.family],
+            accelerators=[(f"runs on {link.hardware.name}", _accelerator_text(link.hardware)) for link in hardware],
             listed=[
-                *(f"{link.hardware.name} {link.hardware.slug} {link.hardware.vendor}" for link in hardware),
-                *(f"{link.quant_format.name} {link.quant_format.slug}" for link in formats),
-                *(f"{link.feature.name} {link.feature.slug}" for link in features),
-                *(link.api_surface.name for link in surfaces),
-                *(f"{check} {CHECK_LABELS.get(check, '')}" for check in checks),
-                tool.get_kind_display(),
+                *((f"serves {offer.model.name}", f"{offer.model.name} {offer.model.slug} {offer.api_model_id}")
+                  for offer in tool.model_offerings.all()),
+                *((f"prices {price.item}", price.item) for price in tool.price_items.all()),
+                *((f"loads {link.quant_format.name}", f"{link.quant_format.name} {link.quant_format.slug}")
+                  for link in formats),
+                *((f"has {link.feature.name}", f"{link.feature.name} {link.feature.slug}") for link in features),
+                *((f"speaks {link.api_surface.name}", link.api_surface.name) for link in surfaces),
+                *((f"documents {check} as working", f"{check} {CHECK_LABELS.get(check, '')}") for check in checks),
+                (tool.get_kind_display(), tool.get_kind_display()),
             ],
             prose=[tool.summary, tool.verdict, tool.ideal_for,
-                   *(link.notes for link in [*hardware, *formats, *features])],
+                   *((f"notes on {link.hardware.name}", link.notes) for link in hardware),
+                   *((f"notes on {link.quant_format.name}", link.notes) for link in formats),
+                   *((f"notes on {link.feature.name}", link.notes) for link in features)],
         ))
     return tuple(documents)
 
 
-search_documents = PerGeneration(_search_documents).get
+def _model_documents() -> tuple[search.Document, ...]:
+    return tuple(
+        search.Document.build(model.pk, name=[model.name, model.slug], listed=[(f"published by {model.publisher}",
+                              model.publisher)], prose=[model.summary])
+        for model in LanguageModel.objects.all()
+    )
+
+
+def _device_documents() -> tuple[search.Document, ...]:
+    return tuple(
+        search.Document.build(spec.pk, name=[spec.name, spec.slug], accelerators=[
+            (f"a {spec.hardware_target.name}", _accelerator_text(spec.hardware_target))
+        ] if spec.hardware_target else [(spec.vendor, spec.vendor)])
+        for spec in HardwareSpec.objects.select_related("hardware_target")
+    )
+
+
+# The documents of each kind of thing searched, built once per data generation.
+search_documents = PerGeneration(lambda: {"tools": _tool_documents(), "models": _model_documents(),
+                                          "devices": _device_documents()}).get
+
+
+def tool_search(*, query: str) -> dict[int, search.Match]:
+    """{tool pk: Match} of the tools matching `query`, best first."""
+    return search.rank(search_documents()["tools"], query)
+
+
+def with_match_reasons(tools: Iterable[Tool], query: str) -> list[Tool]:
+    """The tools, each with `match_reasons`: where `query` was found in it (empty without a query)."""
+    matches = tool_search(query=query) if query.strip() else {}
+    tools = list(tools)
+    for tool in tools:
+        match = matches.get(tool.pk)
+        tool.match_reasons = list(match.reasons) if match else []
+    return tools
+
+
+def catalog_search(*, query: str) -> dict[str, list[tuple[Any, search.Match]]]:
+    """The models and hardware devices matching `query`, best first, each with its Match (tools: tool_list's
+    `q`). Models come with the tools serving them (`offerings`), devices with their hardware family."""
+    documents = search_documents()
+    found: dict[str, list[tuple[Any, search.Match]]] = {}
+    for kind, queryset in (
+        ("models", LanguageModel.objects.prefetch_related(
+            Prefetch("offerings", queryset=ModelOffering.objects.select_related("tool").order_by("tool__name")))),
+        ("devices", HardwareSpec.objects.select_related("hardware_target")),
+    ):
+        matches = search.rank(documents[kind], query)
+        rows = queryset.in_bulk(list(matches)) if matches else {}
+        found[kind] = [(rows[key], match) for key, match in matches.items() if key in rows]
+    return found
 
 
 def _headline_prices() -> QuerySet[PriceItem]:
@@ -201,7 +268,7 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
     if filters.get("min_rating") is not None:
         queryset = queryset.filter(rating__gte=filters["min_rating"])
     text = (filters.get("q") or "").strip()
-    relevance = search.rank(search_documents(), text) if text else None
+    relevance = tool_search(query=text) if text else None
     if relevance is not None:
         queryset = queryset.filter(pk__in=list(relevance))
 
@@ -212,7 +279,7 @@ def tool_list(*, filters: Mapping[str, Any] | None = None) -> QuerySet[Tool]:
         caveat_count=Coalesce(Subquery(caveat_counts, output_field=IntegerField()), 0)
     )
     if relevance and not filters.get("sort"):
-        score = Case(*(When(pk=pk, then=Value(points)) for pk, points in relevance.items()))
+        score = Case(*(When(pk=pk, then=Value(match.score)) for pk, match in relevance.items()))
         return queryset.order_by(score.desc(), F("rating").desc(nulls_last=True), F("rank").asc(nulls_last=True), "name")
     sort = filters.get("sort") or "rating"
     if sort == "name":

@@ -19,9 +19,11 @@ from catalog.selectors import (
     compare_split_slugs,
     guide_sources,
     sources_by_title,
+    catalog_search,
     tool_compare,
     tool_get,
     tool_list,
+    with_match_reasons,
 )
 from core.cache import cached_page
 
@@ -42,13 +44,17 @@ GUIDE_SOURCE_KEYS = (
 @cached_page()
 def catalog_index(request: HttpRequest) -> HttpResponse:
     form = CatalogFilterForm(request.GET)
-    tools = list(tool_list(filters=form.filters()))
+    filters = form.filters()
+    query = (filters.get("q") or "").strip()
+    tools = with_match_reasons(tool_list(filters=filters), query)
     return render(
         request,
         "catalog/index.html",
         {
             "form": form,
             "tools": tools,
+            "query": query,
+            "found": catalog_search(query=query) if query else {},
             "ignored": form.ignored(),
             "is_filtered": form.is_filtered(),
             "chosen_filters": sum(name != "q" for name in form.filters()),

@@ -32,14 +32,13 @@ T = TypeVar("T")
 RENDERED_HEADERS = ("Content-Type", "Content-Disposition", "Link")
 
 
+# An APIView whose successful reads carry ETag / Last-Modified and answer conditional GETs with 304.
+# A view with `cached = True` has its GET answers kept in the page cache, rendered, until the data generation
+# moves (see core.cache); authentication, throttling and validation of the format still run on every request.
+# The browsable API is not cached: its HTML shows the signed-in user.
+# (Comments, not docstrings, here and on ListApi: the schema shows a view's docstring, inherited ones included,
+# as the description of its operations, and these words are for the project's developers, not the API's users.)
 class Api(APIView):
-    """An APIView whose successful reads carry ETag / Last-Modified and answer conditional GETs with 304.
-
-    A view with `cached = True` has its GET answers kept in the page cache, rendered, until the data generation
-    moves (see core.cache); authentication, throttling and validation of the format still run on every request.
-    The browsable API is not cached: its HTML shows the signed-in user.
-    """
-
     cached = False
     atomic_requests = False
 
@@ -150,9 +149,8 @@ def detail_schema(
     return document
 
 
+# A list endpoint: JSON, the browsable API, and CSV (`?format=csv`) with the same rows in the same order.
 class ListApi(Api):
-    """A list endpoint: JSON, the browsable API, and CSV (`?format=csv`) with the same rows in the same order."""
-
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
     csv_filename = "export"
 
@@ -164,12 +162,20 @@ class ListApi(Api):
 
 class SlugFilterField(SlugLookupField):
     """An optional query parameter naming an object by its slug: a 400 unless the object exists, else the slug
-    itself, which is what the selectors filter by."""
+    itself, which is what the selectors filter by. `listed_at` names the URL of the list endpoint that holds the
+    valid values; the 400 points there (a message may place it with `{listed_at}`)."""
 
-    def __init__(self, *, queryset: QuerySet, slug_field: str = "slug", required: bool = False, **kwargs: Any) -> None:
-        not_found = f'No {queryset.model._meta.verbose_name} with the slug "{{value}}".'
+    def __init__(
+        self, *, queryset: QuerySet, listed_at: str, slug_field: str = "slug", required: bool = False, **kwargs: Any
+    ) -> None:
+        self.listed_at = listed_at
+        not_found = f'No {queryset.model._meta.verbose_name} with the slug "{{value}}": the valid ones are listed at ' \
+                    f"{{listed_at}}."
         kwargs["error_messages"] = {"does_not_exist": not_found, **kwargs.get("error_messages", {})}
         super().__init__(queryset=queryset, slug_field=slug_field, required=required, **kwargs)
+
+    def fail(self, key: str, **kwargs: Any) -> None:
+        super().fail(key, listed_at=reverse(self.listed_at), **kwargs)
 
     def to_internal_value(self, data: Any) -> str:
         return getattr(super().to_internal_value(data), self.slug_field)

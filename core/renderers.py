@@ -59,7 +59,7 @@ def csv_columns(declared: list[str], flat_rows: list[dict[str, Any]]) -> list[st
     for key in seen:
         if key not in known and not any(column.startswith(key + ".") for column in columns):
             columns.append(key)
-    return columns or ["empty"]
+    return columns
 
 
 class _ResultsRenderer(BaseRenderer):

@@ -207,10 +207,11 @@ class SweepRunListApi(ListApi):
         return super().get_throttles() if self.request.method == "POST" else [AnonBurstThrottle(), UserBurstThrottle()]
 
     class FilterSerializer(KeysetParamsSerializer):
-        target = SlugFilterField(queryset=ProbeTarget.objects.all())
-        tool = SlugFilterField(queryset=Tool.objects.all())
+        target = SlugFilterField(queryset=ProbeTarget.objects.all(), listed_at="api:probe-target-list")
+        tool = SlugFilterField(queryset=Tool.objects.all(), listed_at="api:tool-list")
         hardware = SlugFilterField(
-            queryset=HardwareSpec.objects.all(), error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE}
+            queryset=HardwareSpec.objects.all(), listed_at="api:hardware-spec-list",
+            error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE},
         )
         kind = serializers.ChoiceField(choices=SweepRun.Kind.choices, required=False)
         status = serializers.ChoiceField(choices=SweepRun.Status.choices, required=False)

@@ -9,8 +9,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from core.apis import ListApi, list_envelope, list_response, query_params
+from catalog.models import HardwareSpec, LanguageModel, Tool
+from core.apis import ListApi, SlugFilterField, list_envelope, list_response, query_params
 from lab import evidence
+from lab.apis import HARDWARE_NOT_A_DEVICE
 from lab.loading import DATED_BY
 from lab.models import SOURCE_TOOL_LABELS, LoadMode
 from scoring.vocabulary import LEVEL_METRICS
@@ -19,9 +21,18 @@ TAG_EVIDENCE = "published benchmarks"
 
 
 class EvidenceFilterSerializer(serializers.Serializer):
-    model = serializers.SlugField(required=False, help_text="A model's slug, e.g. gpt-oss-120b.")
-    hardware = serializers.SlugField(required=False, help_text="A hardware spec's slug (/api/v1/hardware/specs/).")
-    engine = serializers.SlugField(required=False, help_text="An engine's tool slug, e.g. vllm.")
+    model = SlugFilterField(
+        queryset=LanguageModel.objects.all(), listed_at="api:model-list",
+        help_text="A model's slug (/api/v1/models/), e.g. gpt-oss-120b.",
+    )
+    hardware = SlugFilterField(
+        queryset=HardwareSpec.objects.all(), listed_at="api:hardware-spec-list",
+        error_messages={"does_not_exist": HARDWARE_NOT_A_DEVICE},
+        help_text="A hardware device's slug (/api/v1/hardware/specs/), e.g. nvidia-h100-sxm.",
+    )
+    engine = SlugFilterField(
+        queryset=Tool.objects.all(), listed_at="api:tool-list", help_text="An engine's tool slug, e.g. vllm."
+    )
     publisher = serializers.CharField(required=False, max_length=200, help_text="The publisher, as listed.")
     dataset = serializers.CharField(required=False, max_length=40, help_text="The workload's dataset: sharegpt, random…")
 
@@ -78,6 +89,15 @@ class SeriesSerializer(serializers.Serializer):
     points = PointSerializer(many=True)
 
 
+class PointRowSerializer(SeriesSerializer):
+    """One point with its series' fields: a row of the points export."""
+
+    points = None
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {**super().get_fields(), **PointSerializer().get_fields()}
+
+
 def _figures(level) -> dict[str, Any]:
     return {metric.key: getattr(level, metric.key) or {} for metric in LEVEL_METRICS}
 
@@ -109,6 +129,7 @@ def _series_rows(filters: dict) -> list[dict]:
 class PublishedBenchmarkListApi(ListApi):
     cached = True
     csv_filename = "published-benchmarks"
+    csv_serializer_class = SeriesSerializer
 
     @extend_schema(
         operation_id="published_benchmarks_list", tags=[TAG_EVIDENCE], summary="Published engine benchmarks",
@@ -125,13 +146,14 @@ class PublishedBenchmarkListApi(ListApi):
 class PublishedPointListApi(ListApi):
     cached = True
     csv_filename = "published-benchmark-points"
+    csv_serializer_class = PointRowSerializer
 
     @extend_schema(
         operation_id="published_benchmark_points_list", tags=[TAG_EVIDENCE], summary="Published benchmark points",
         description="One row per point of the published benchmark series, with its series' fields: for CSV "
         "(`?format=csv`) and spreadsheets. Same filters as the series list.",
         parameters=[EvidenceFilterSerializer],
-        responses={200: list_envelope("PublishedPointList", PointSerializer)},
+        responses={200: list_envelope("PublishedPointList", PointRowSerializer)},
     )
     def get(self, request: Request) -> Response:
         rows = []

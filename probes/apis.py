@@ -130,7 +130,7 @@ class ProbeTargetListApi(ListApi):
     csv_serializer_class = TargetOutputSerializer
 
     class FilterSerializer(serializers.Serializer):
-        tool = SlugFilterField(queryset=Tool.objects.all(), help_text="Tool slug.")
+        tool = SlugFilterField(queryset=Tool.objects.all(), listed_at="api:tool-list", help_text="Tool slug.")
         enabled = serializers.BooleanField(required=False, help_text="true: only targets the scheduler probes.")
 
     @extend_schema(
@@ -149,6 +149,8 @@ class ProbeTargetListApi(ListApi):
         operation_id="probe_targets_create",
         tags=[TAG_WRITES],
         summary="Create a probe target (staff)",
+        description="Needs a staff token. `api_key_env` names the environment variable that holds the key; the "
+        "key never goes through the API.",
         request=TargetInputSerializer,
         responses={201: TargetOutputSerializer},
         examples=[
@@ -171,7 +173,10 @@ class ProbeTargetListApi(ListApi):
 
 @detail_schema(
     "probe_targets", read_tag=TAG_PROBES, write_tag=TAG_WRITES, get_summary="One probe target",
+    get_description="An endpoint the probes measure: its base URL, model, hardware and whether this server holds "
+    "its API key (the key itself is never shown).",
     patch_summary="Change a probe target (staff)",
+    patch_description="Only the fields sent change; the next probe run uses them.",
 )
 class ProbeTargetDetailApi(DetailApi):
     # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
@@ -289,7 +294,9 @@ class ProbeRunListApi(ListApi):
     csv_serializer_class = RunOutputSerializer
 
     class FilterSerializer(KeysetParamsSerializer):
-        target = SlugFilterField(queryset=ProbeTarget.objects.all(), help_text="Probe target slug.")
+        target = SlugFilterField(
+            queryset=ProbeTarget.objects.all(), listed_at="api:probe-target-list", help_text="Probe target slug."
+        )
         suite = serializers.ChoiceField(choices=ProbeRun.Suite.choices, required=False, help_text="Probe suite.")
         status = serializers.ChoiceField(choices=ProbeRun.Status.choices, required=False, help_text="Run status.")
         since = serializers.DateTimeField(required=False, help_text="Runs queued at or after (ISO 8601).")
@@ -402,8 +409,10 @@ class SummaryListApi(ListApi):
     csv_serializer_class = MeasurementSummaryOutputSerializer
 
     class FilterSerializer(serializers.Serializer):
-        target = SlugFilterField(queryset=ProbeTarget.objects.all(), help_text="Probe target slug.")
-        tool = SlugFilterField(queryset=Tool.objects.all())
+        target = SlugFilterField(
+            queryset=ProbeTarget.objects.all(), listed_at="api:probe-target-list", help_text="Probe target slug."
+        )
+        tool = SlugFilterField(queryset=Tool.objects.all(), listed_at="api:tool-list", help_text="Tool slug.")
         workload = serializers.CharField(required=False, max_length=40, help_text="Workload, e.g. in-1k.")
         concurrency = serializers.IntegerField(
             required=False, min_value=1, max_value=10_000, help_text="Parallel streams, e.g. 1 or 10."
@@ -457,7 +466,9 @@ class CompatMatrixApi(ListApi):
     csv_serializer_class = CompatCellSerializer
 
     class FilterSerializer(serializers.Serializer):
-        target = SlugFilterField(queryset=ProbeTarget.objects.all(), help_text="Probe target slug.")
+        target = SlugFilterField(
+            queryset=ProbeTarget.objects.all(), listed_at="api:probe-target-list", help_text="Probe target slug."
+        )
         check = serializers.CharField(required=False, max_length=40, help_text="Check name, e.g. logprobs.")
         outcome = serializers.ChoiceField(
             choices=CompatOutcome.Outcome.choices, required=False, help_text="Latest outcome of the check."

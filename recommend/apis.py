@@ -205,6 +205,9 @@ class RecommendationApi(Api):
     @extend_schema(
         operation_id="recommendations",
         summary="Rank engines and hosted providers for a hardware and workload profile",
+        description="The ranked answer the wizard at /recommend/ gives: each engine or provider with the reasons it "
+        "ranks where it does, the ones left out and why, warnings, and the published benchmarks for `model` on that "
+        "hardware. Unknown values answer 400 naming the parameter.",
         parameters=[RecommendationQuerySerializer],
         responses={200: RecommendationSerializer},
     )
@@ -365,6 +368,9 @@ class FitApi(Api):
     cached = True
 
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
+                   description="Whether the weights, KV cache and runtime overhead of `model` fit in the memory of "
+                   "`hardware` for the context and concurrent sequences asked, the decode ceiling its memory "
+                   "bandwidth allows, and what would fit instead. The same calculation as the /fit/ page.",
                    parameters=[FitQuerySerializer], responses={200: FitSerializer})
     def get(self, request: Request) -> Response:
         query = query_params(FitQuerySerializer, request)
@@ -446,6 +452,9 @@ class BreakEvenApi(Api):
     cached = True
 
     @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
+                   description="What a daily token volume costs per month at each provider's per-token prices for "
+                   "`model`, against renting GPUs by the hour at the utilisation given. The same calculation as "
+                   "the /break-even/ page.",
                    parameters=[BreakEvenQuerySerializer], responses={200: BreakEvenSerializer})
     def get(self, request: Request) -> Response:
         data = query_params(BreakEvenQuerySerializer, request)

@@ -102,9 +102,33 @@ def test_bad_tool_filter_is_a_400_naming_the_field(api_client, catalog, query, f
     assert field in error["message"]
 
 
-def test_unknown_hardware_message_names_the_value(api_client, catalog):
+def test_unknown_hardware_message_names_the_value_and_the_list_of_valid_ones(api_client, catalog):
     error = api_client.get("/api/v1/tools/?hardware=quantum-abacus").json()["error"]
-    assert error["fields"]["hardware"] == ['No hardware target with the slug "quantum-abacus".']
+    assert error["fields"]["hardware"] == [
+        'No hardware target with the slug "quantum-abacus": the valid ones are listed at /api/v1/hardware/.'
+    ]
+
+
+@pytest.mark.parametrize(("path", "field", "listed_at"), [
+    ("/api/v1/tools/?feature=teleport", "feature", "/api/v1/features/"),
+    ("/api/v1/tools/?licence=WTFPL-9", "licence", "/api/v1/tools/"),
+    ("/api/v1/probes/runs/?target=nowhere", "target", "/api/v1/probes/targets/"),
+    ("/api/v1/probes/summaries/?tool=nothing", "tool", "/api/v1/tools/"),
+    ("/api/v1/probes/sweeps/?hardware=h100", "hardware", "/api/v1/hardware/specs/"),
+    ("/api/v1/published-benchmarks/?hardware=h100", "hardware", "/api/v1/hardware/specs/"),
+    ("/api/v1/published-benchmarks/?model=gpt-9", "model", "/api/v1/models/"),
+    ("/api/v1/published-benchmarks/points/?engine=warp-drive", "engine", "/api/v1/tools/"),
+])
+@pytest.mark.parametrize("format_suffix", ["", "&format=csv"])
+def test_an_unknown_slug_in_a_filter_is_a_400_naming_the_field_and_the_list_of_valid_ones(
+    api_client, catalog, path, field, listed_at, format_suffix
+):
+    response = api_client.get(path + format_suffix)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert list(error["fields"]) == [field]
+    assert listed_at in error["fields"][field][0] and field in error["message"]
 
 
 def test_tool_detail_has_everything_and_its_measurements(api_client, catalog):

@@ -66,6 +66,18 @@ def test_an_empty_csv_still_has_its_header(api_client, data):
     assert "slug" in frame.columns and "headline_price.item" in frame.columns
 
 
+@pytest.mark.parametrize(("path", "columns"), [
+    ("/api/v1/published-benchmarks/?dataset=none", {"engine", "hardware", "publisher", "url", "observed_on"}),
+    ("/api/v1/published-benchmarks/points/?dataset=none", {"engine", "publisher", "level", "ttft_ms.p50"}),
+])
+def test_an_empty_evidence_csv_is_its_header_row(api_client, data, path, columns):
+    response = api_client.get(path + "&format=csv")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.count("\n") == 1
+    assert columns <= set(body.strip().split(","))
+
+
 def test_csv_of_runs_exports_the_page_and_links_the_next(api_client, data):
     response = api_client.get("/api/v1/probes/runs/?page_size=5&format=csv")
     assert len(pd.read_csv(io.BytesIO(response.content))) == 5

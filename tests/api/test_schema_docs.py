@@ -2,6 +2,8 @@ import pytest
 from django.contrib.staticfiles import finders
 from drf_spectacular.validation import validate_schema
 
+from core.apis import Api, DetailApi, ListApi
+
 pytestmark = pytest.mark.django_db
 
 
@@ -24,6 +26,17 @@ def test_schema_is_valid_openapi_with_every_endpoint_and_documented_errors(api_c
     assert schema["paths"]["/api/v1/probes/targets/{slug}/run/"]["post"]["responses"]["202"]
     run_params = {p["name"] for p in paths["/api/v1/probes/runs/"]["get"]["parameters"]}
     assert {"target", "suite", "status", "since", "until", "cursor", "page_size", "format"} <= run_params
+
+
+def test_every_operation_is_described_for_the_apis_users_not_by_an_internal_docstring(api_client):
+    internal = [cls.__doc__ for cls in (Api, ListApi, DetailApi) if cls.__doc__]
+    schema = api_client.get("/api/v1/schema/?format=json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            description = operation.get("description", "")
+            assert description, (method, path)
+            assert "APIView" not in description and "subclass" not in description, (method, path)
+            assert not any(description in doc or doc.strip() in description for doc in internal), (method, path)
 
 
 @pytest.mark.parametrize("path", ["/api/v1/docs/", "/api/v1/redoc/"])

@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from tests.catalog.test_selectors import _grow_catalog
+from tests.factories import LanguageModelFactory, ModelOfferingFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -90,6 +91,20 @@ def test_filter_form_keeps_the_chosen_values(client, catalog):
     assert '<option value="apple-silicon" selected>Apple silicon</option>' in html
     assert '<option value="name" selected>Name</option>' in html
     assert 'for="id_hardware"' in html
+
+
+@pytest.mark.parametrize("count", [5, 50])
+def test_a_search_query_count_is_constant(client, django_assert_num_queries, count):
+    _grow_catalog(count)
+    for index in range(count):
+        ModelOfferingFactory(model=LanguageModelFactory(slug=f"engine-model-{index}", name=f"Engine {index} model"))
+    client.get(reverse("catalog:index"), {"q": "warm the search documents"})
+    # generation, 3 filter choice lists, tools with headline prices, hardware prefetch, the matching models and
+    # their offerings (no device matches: none is read)
+    with django_assert_num_queries(8):
+        response = client.get(reverse("catalog:index"), {"q": "engine"})
+    assert len(response.context["tools"]) >= count
+    assert len(response.context["found"]["models"]) == count
 
 
 @pytest.mark.parametrize("count", [5, 50])
