@@ -812,9 +812,12 @@ class ChangeListApi(ListApi):
 
     class FilterSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=Change.Kind.choices, required=False, help_text="Kind of change.")
-        tool = SlugFilterField(queryset=Tool.objects.all(), help_text="Engine or provider slug (see /tools/).")
-        model = SlugFilterField(queryset=LanguageModel.objects.all(), help_text="Model slug (see /models/).")
-        hardware = SlugFilterField(queryset=HardwareTarget.objects.all(), help_text="Hardware target slug.")
+        tool = SlugFilterField(queryset=Tool.objects.all(), listed_at="api:tool-list",
+                               help_text="Engine or provider slug (see /tools/).")
+        model = SlugFilterField(queryset=LanguageModel.objects.all(), listed_at="api:model-list",
+                                help_text="Model slug (see /models/).")
+        hardware = SlugFilterField(queryset=HardwareTarget.objects.all(), listed_at="api:hardware-list",
+                                   help_text="Hardware target slug.")
         since = serializers.DateField(required=False, help_text="Only changes recorded on or after this date.")
         limit = serializers.IntegerField(
             required=False, min_value=1, max_value=selectors.CHANGE_MAX_LIMIT, default=selectors.CHANGE_LIMIT,
