@@ -165,7 +165,10 @@ class Comparison:
                          for point in series.points}.values(), key=lambda point: point.level)
         if not points:
             return ""
-        return points[0].load if len(points) == 1 else f"{points[0].load} to {points[-1].load}"
+        if len(points) == 1:
+            return points[0].load
+        low = f"{points[0].level:g}" if points[0].mode == "rate" else f"{points[0].level:,.0f}"
+        return f"{low} to {points[-1].load}"
 
     @property
     def title(self) -> str:
