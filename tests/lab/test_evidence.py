@@ -371,3 +371,18 @@ def test_a_chart_line_joins_only_one_series_own_sweep_and_single_loads_draw_none
         for drawn, series in zip(data["series"], comparison.series, strict=True):
             assert drawn["label"] == series.label
             assert {point["load"] for point in drawn["points"]} <= {point.load for point in series.points}
+
+
+def test_newest_evidence_is_the_latest_date_observed_never_the_day_read(client, settings):
+    settings.READ_CACHE_SECONDS = 0
+    model, hardware = LanguageModelFactory(slug="dated-model"), HardwareSpecFactory(slug="dated-gpu")
+    for key, observed in (("older", datetime.date(2025, 1, 15)), ("newer", datetime.date(2025, 6, 30))):
+        run = _published(tool=ToolFactory(), key=key, model=model, hardware=hardware, observed_on=observed,
+                         verified_on=datetime.date(2026, 12, 2))
+        SweepLevelFactory(run=run, level=8.0)
+    row, = evidence.evidence_matrix().compared
+    assert row.newest == "2025-06-30"
+    page = client.get(reverse("lab:evidence")).content.decode()
+    cell = page[page.index('data-model="dated-model"'):]
+    cell = cell[:cell.index("</tr>")]
+    assert '<td data-label="Newest evidence">2025-06-30</td>' in cell and "2026-12-02" not in cell
