@@ -62,8 +62,8 @@ class SeriesSerializer(serializers.Serializer):
     tensor_parallel = serializers.IntegerField(allow_null=True)
     pipeline_parallel = serializers.IntegerField(allow_null=True)
     mode = serializers.ChoiceField(choices=LoadMode.choices, help_text="How the load was sent: concurrency (closed "
-                                   "loop, N in flight), request_rate (fixed or Poisson rate), burst (N prompts at once, "
-                                   "no limit), offline (engine-side batch, no per-request latency).")
+                                   "loop, N in flight), request_rate (fixed or Poisson rate), burst (N prompts at "
+                                   "once, no limit), offline (engine-side batch, no per-request latency).")
     workload = serializers.DictField(help_text="dataset, input_tokens, output_tokens, num_prompts, …")
     workload_description = serializers.CharField(help_text="The workload in the publisher's words.")
     measured_with = serializers.CharField()

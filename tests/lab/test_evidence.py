@@ -293,7 +293,8 @@ def test_no_matrix_row_sets_figures_of_different_counts_precisions_workloads_or_
         assert len(identities) == 1, row.title
         assert len({point.mode for series in row.series for point in series.points}) == 1, row.title
     assert len({row.dom_id for row in rows}) == len(rows)
-    assert all(len(row.engines) >= 2 for row in matrix.compared) and all(len(row.engines) == 1 for row in matrix.single)
+    assert all(len(row.engines) >= 2 for row in matrix.compared)
+    assert all(len(row.engines) == 1 for row in matrix.single)
     page = client.get(reverse("lab:evidence")).content.decode()
     compared, single = page.split('id="single-engine"')
     # The badge counts the engines of its own comparison: one badge per row of the compared section.
@@ -311,12 +312,14 @@ def test_gpt_oss_120b_on_one_h100_ranks_gpustacks_engines_by_total_throughput_at
         ("vLLM", 6095.37), ("TensorRT-LLM", 2139.54), ("SGLang", 1814.32)]
     assert [round(entry.point.output_tps_per_gpu, 2) for entry in comparison.by_engine] == [2901.05, 1013.72, 865.81]
 
-    page = unescape(client.get(reverse("lab:evidence-detail", args=["gpt-oss-120b", "nvidia-h100-sxm"])).content.decode())
+    detail = reverse("lab:evidence-detail", args=["gpt-oss-120b", "nvidia-h100-sxm"])
+    page = unescape(client.get(detail).content.decode())
     compared, single = page.split('id="single-engine"')
     section = compared[compared.index(f'id="{comparison.dom_id}-section"'):]
     section = section[:section.index("</section>")]
     assert "ShareGPT · 1,000 prompts at once" in section and "ranked by total tok/s" in section
-    assert "Total tok/s" in section and "TTFT p50 / p99 (ms)<span class=\"th-note\">mostly queueing</span>" in section
+    assert "Total tok/s" in section
+    assert 'TTFT p50 / p99 (ms)<span class="th-note">mostly queueing</span>' in section
     for total, per_gpu in (("6,095.37", "2,901.1"), ("2,139.54", "1,013.7"), ("1,814.32", "865.8")):
         assert total in section and per_gpu in section
     assert "1000 concurrent" not in page and "1,000 concurrent" not in page

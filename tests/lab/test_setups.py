@@ -7,7 +7,8 @@ from lab.setups import differences, setup_facts
 @pytest.mark.parametrize(("command", "facts"), [
     ("vllm serve m -tp 8 --enable-expert-parallel", {"TP": "8", "EP": ""}),
     ("vllm serve m --tensor-parallel-size=4 -pp 2", {"TP": "4", "PP": "2"}),
-    ("python3 -m sglang.launch_server --model-path m --tp-size 8 --enable-dp-attention", {"TP": "8", "DP attention": ""}),
+    ("python3 -m sglang.launch_server --model-path m --tp-size 8 --enable-dp-attention",
+     {"TP": "8", "DP attention": ""}),
     ("python3 -m sglang.launch_server --tp 4 --ep-size 4 --speculative-algorithm EAGLE",
      {"TP": "4", "EP": "4", "speculative decoding": "EAGLE"}),
     ("trtllm-serve m --tp_size 8 --ep_size 8 --pp_size 1", {"TP": "8", "EP": "8"}),

@@ -287,4 +287,5 @@ def test_an_answer_ranks_each_comparison_by_the_same_figure_as_the_evidence_matr
                        answer["weight_format"], answer["workload"]))
         assert answer["figure"] == row.rank_by
         assert [figure["engine"] for figure in answer["figures"]] == [ranked.series.engine for ranked in row.by_engine]
-        assert [figure["figure"] for figure in answer["figures"]] == [round(ranked.value, 1) for ranked in row.by_engine]
+        assert [figure["figure"] for figure in answer["figures"]] == [
+            round(ranked.value, 1) for ranked in row.by_engine]
