@@ -26,7 +26,7 @@ from catalog.models import (
     Tool,
     ToolApiSurface,
 )
-from core.cache import generation_bump_on_commit
+from core import cache as page_cache
 from core.models import AuditEntry
 from core.services import audit_value
 from scoring.vocabulary import model_slug
@@ -47,7 +47,7 @@ def changes_save(changes: Iterable[Change]) -> list[Change]:
     if changes:
         Change.objects.bulk_create(changes)
         # bulk_create sends no post_save, which is what moves the page cache's generation otherwise.
-        generation_bump_on_commit()
+        page_cache.generation_bump_on_commit()
     return changes
 
 
