@@ -5,6 +5,7 @@ from django.db.models import Model
 from catalog.models import (
     ApiSurface,
     Caveat,
+    Change,
     DocumentedAbsence,
     Feature,
     HardwareSpec,
@@ -224,3 +225,23 @@ class DocumentedAbsenceAdmin(AuditedModelAdmin):
     search_fields = ("tool__name", "notes")
     list_select_related = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")
     autocomplete_fields = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")
+
+
+@admin.register(Change)
+class ChangeAdmin(admin.ModelAdmin):
+    list_display = ("recorded_at", "kind", "title", "tool", "model", "effective_on")
+    list_filter = ("kind", "tool")
+    search_fields = ("title", "subject", "tool__name", "model__name")
+    list_select_related = ("tool", "model")
+    date_hierarchy = "recorded_at"
+    readonly_fields = [field.name for field in Change._meta.fields]
+
+    # Written by the services that write, from the audit trail and the probe runs: never by hand.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

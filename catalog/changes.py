@@ -26,7 +26,7 @@ from catalog.models import (
     Tool,
     ToolApiSurface,
 )
-from core.cache import generation_bump_on_commit
+from core import cache as page_cache
 from core.models import AuditEntry
 from core.services import audit_value
 from scoring.vocabulary import model_slug
@@ -47,7 +47,7 @@ def changes_save(changes: Iterable[Change]) -> list[Change]:
     if changes:
         Change.objects.bulk_create(changes)
         # bulk_create sends no post_save, which is what moves the page cache's generation otherwise.
-        generation_bump_on_commit()
+        page_cache.generation_bump_on_commit()
     return changes
 
 
@@ -68,6 +68,10 @@ def _price_text(name: str, value: Any) -> str:
     if value is None:
         return "none"
     return f"{_decimal_text(value)}%" if name in PERCENT_FIELDS else f"${_decimal_text(value)}"
+
+
+def _or_none(value: Any) -> str:
+    return "none" if value is None else str(value)
 
 
 def _fields(changes: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -> tuple[dict, dict]:
@@ -117,11 +121,11 @@ def _tools(entries: list[AuditEntry]) -> list[Change]:
                 continue
             old, new = entry.changes[name]["old"], entry.changes[name]["new"]
             if kind == Change.Kind.RATING:
-                title = f"{tool.name}: rating {old if old is not None else 'none'} {ARROW} {new if new is not None else 'none'}"
+                title = f"{tool.name}: rating {_or_none(old)} {ARROW} {_or_none(new)}"
                 source = tool.rating_source
             else:
-                title = f"{tool.name}: licence {licences.get(old, old or 'not stated')} {ARROW} " \
-                        f"{licences.get(new, new or 'not stated')}"
+                named_old, named_new = (licences.get(value, value or "not stated") for value in (old, new))
+                title = f"{tool.name}: licence {named_old} {ARROW} {named_new}"
                 source = None
             found.append(Change(
                 kind=kind, title=title[:300], subject=name, before={name: old}, after={name: new}, tool=tool,

@@ -48,7 +48,8 @@ def _releases(entries: list[AuditEntry]) -> list[Change]:
             kind=Change.Kind.RELEASE, title=title[:300], subject=new[:200],
             before={"latest_version": old},
             after={"latest_version": new, "older_series": [
-                name if count == 1 else f"{name} ({count} series)" for name, count in older.items()]}, tool=tool, source=tool.latest_version_source,
+                name if count == 1 else f"{name} ({count} series)" for name, count in older.items()]},
+            tool=tool, source=tool.latest_version_source,
             effective_on=tool.latest_version_released_on, url=tool_url(tool), audit_entry=entry,
         ))
     return found
