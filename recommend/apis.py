@@ -89,6 +89,8 @@ class SwitchOptionSerializer(serializers.Serializer):
     name = serializers.CharField()
     companion_name = serializers.CharField(help_text="The engine an orchestration layer runs on, if any.")
     when = serializers.CharField(help_text='The changed answer, worded to follow "switch to <name> when".')
+    adds_companion = serializers.BooleanField(help_text="True when the other pick is the same engine with "
+                                              "`companion_name` on top: add it rather than switch.")
 
 
 class EvidenceFigureSerializer(serializers.Serializer):

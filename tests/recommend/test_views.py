@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse, reverse_lazy
 
 from catalog.models import Tool
-from recommend.forms import WizardForm
+from scoring import profile as choices
 
 from tests.factories import CompatStatusFactory, HardwareSpecFactory, MeasurementSummaryFactory, SourceFactory, ToolFactory
 from tests.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
@@ -126,7 +126,7 @@ def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(clien
     assert 'action="/recommend/#result"' in page
     switches = response.context["result"]["switch_when"]
     assert {"tool": "llama-cpp", "name": "llama.cpp", "companion_name": "",
-            "when": "the model only fits in system memory (CPU+GPU offload)"} in switches
+            "when": "the model only fits in system memory (CPU+GPU offload)", "adds_companion": False} in switches
     assert "Switch to <a" in page and "when you serve several users at once" in page
     # The links carry the model and its published format as well, so that they answer (issue 23).
     assert ("/fit/?model=gpt-oss-120b&amp;weight_format=mxfp4&amp;hardware=nvidia-rtx-4090&amp;devices=1"
@@ -489,14 +489,16 @@ def wizard_links(page: str) -> dict[str, str]:
     return {kind: unescape(href) for href, kind in re.findall(r'<a href="([^"]+)" data-link="([\w-]+)"', page)}
 
 
-@pytest.mark.parametrize("hardware", [value for value, _ in WizardForm.base_fields["hardware"].choices])
+@pytest.mark.parametrize("hardware", choices.values_of(choices.HARDWARE_CHOICES))
 def test_every_wizard_answer_links_to_fit_and_break_even_answers(client, loaded_catalog, hardware):
     page = html(client.get(WIZARD, {"hardware": hardware, "hosted_ok": "on"}))
 
     links = wizard_links(page)
-    assert set(links) == {"fit", "break-even"}, hardware
+    assert set(links) == {"fit", "break-even", "cost"}, hardware
     answers = {}
     for kind, url in links.items():
+        if kind == "cost":
+            continue
         response = client.get(url)
         assert response.status_code == 200, (hardware, kind, url)
         assert response.context["result"], (hardware, kind, url)
