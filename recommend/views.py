@@ -24,7 +24,7 @@ from recommend.selectors import (
     tool_names,
 )
 from scoring.breakeven import gpu_costs, own_gpu_price, provider_costs
-from recommend.wizard import calculator_links, model_resolve
+from recommend.wizard import calculator_links, class_devices, model_resolve
 from scoring.fit import (
     APPLE_WIRED_LIMIT_SOURCE,
     APPLE_WORKING_SET_DEFAULT_SOURCE,
@@ -199,6 +199,7 @@ def wizard(request: HttpRequest) -> HttpResponse:
             hardware=form.hardware, model=model, picked_engine=first_engine(result["results"]),
         )
         result["evidence_model"] = result["links"]["model_name"]
+        result["evidence_hardware"] = bool(form.hardware.device or class_devices(form.profile.hardware))
         result["evidence_models_here"] = evidence_models_on(form.hardware)
     return _render_form_page(request, "recommend/wizard.html", form, result)
 
@@ -237,6 +238,8 @@ def fit(request: HttpRequest) -> HttpResponse:
         request, "recommend/fit.html", form, result, presets=_preset_rows(), preset_notes=_preset_notes(),
         weight_formats=WEIGHT_FORMATS,
         max_devices=MAX_DEVICES_SUGGESTED, overhead_source=ENGINE_RESERVED_SOURCE, offload_source=LLAMA_CPP_OFFLOAD,
+        apple_working_set_source=APPLE_WORKING_SET_SOURCE, apple_working_set_default_source=APPLE_WORKING_SET_DEFAULT_SOURCE,
+        apple_wired_limit_source=APPLE_WIRED_LIMIT_SOURCE, llama_cpp_multi_gpu=LLAMA_CPP_MULTI_GPU,
         tensor_parallel_source=VLLM_TENSOR_PARALLEL_RULE, gpt_oss_card=GPT_OSS_MODEL_CARD,
         engine_guide=answer_sources(keys={ENGINE_GUIDE}).get(ENGINE_GUIDE),
         rule_of_thumb=rule_of_thumb_24gb(by_slug.get(RULE_OF_THUMB_CARD)),

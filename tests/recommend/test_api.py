@@ -271,3 +271,54 @@ def test_recommendations_cite_published_comparisons_for_the_model_and_refuse_an_
     assert {entry["hardware_slug"] for entry in chosen["published_evidence"]} == {"amd-mi300x"}
     refused = api.get(RECOMMENDATIONS, {"hardware": "amd_instinct", "model": "no-such-model"})
     assert refused.status_code == 400 and "model" in refused.json()["error"]["fields"]
+
+
+def test_one_h100_with_gpt_oss_cites_the_published_one_h100_evidence(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "nvidia-h100-sxm", "gpu_count": 1, "model": "gpt-oss-120b"}).json()
+
+    assert body["hardware"] == "nvidia_hopper_node" and body["hardware_label"] == "1× NVIDIA H100 SXM"
+    first = body["published_evidence"][0]
+    assert (first["hardware_slug"], first["hardware_count"], first["model_slug"]) == ("nvidia-h100-sxm", 1,
+                                                                                    "gpt-oss-120b")
+    assert all(figure["publisher"] and figure["url"] for figure in first["figures"])
+    # One GPU is not a multi-GPU answer: llama.cpp is not marked down for it.
+    llama = next(item for item in body["results"] if item["tool"] == "llama-cpp")
+    assert "several GPUs" not in " ".join(reason["text"] for reason in llama["reasons"])
+
+
+def test_links_carry_the_model_the_gpu_the_count_and_the_volumes(api, loaded_catalog):
+    links = api.get(RECOMMENDATIONS, {"hardware": "nvidia-h200", "gpu_count": 8, "model": "deepseek-r1",
+                                      "input_tokens_per_day": 7_000_000, "output_tokens_per_day": 900_000,
+                                      "concurrency": 32}).json()["links"]
+
+    assert links["fit"].startswith("/fit/?model=deepseek-r1&weight_format=fp8&hardware=nvidia-h200&devices=8"
+                                   "&concurrency=32&context_tokens=8192")
+    assert "input_tokens_per_day=7000000&output_tokens_per_day=900000&gpu_count=8" in links["break_even"]
+    assert links["cost"] == "/cost/?model=deepseek-r1&hardware=nvidia-h200&gpu_count=8"
+
+
+def test_a_mac_from_the_catalog_is_the_mac_answer(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "apple-m4-max"}).json()
+
+    assert body["hardware"] == "mac" and body["hardware_label"] == "1× Apple M4 Max"
+    assert body["results"][0]["tool"] in {"llama-cpp", "mlx-lm", "mlx", "lm-studio", "ollama"}
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({"hardware": "h100"}, "hardware"),
+    ({"hardware": "nvidia-h100-sxm", "gpu_count": 0}, "gpu_count"),
+    ({"hardware": "nvidia-h100-sxm", "model": "gpt-5"}, "model"),
+])
+def test_unknown_hardware_or_model_is_a_400_naming_the_field(api, loaded_catalog, query, field):
+    response = api.get(RECOMMENDATIONS, query)
+
+    assert response.status_code == 400 and field in response.json()["error"]["fields"], response.json()
+
+
+def test_the_pick_is_never_its_own_switch(api, loaded_catalog):
+    for deployment in ("local", "production"):
+        body = api.get(RECOMMENDATIONS, {"hardware": "nvidia_hopper_node", "deployment": deployment}).json()
+        top = body["results"][0]
+        for option in body["switch_when"]:
+            assert option["tool"] != top["companion"]
+            assert option["adds_companion"] == (option["tool"] == top["tool"])
