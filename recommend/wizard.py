@@ -120,4 +120,5 @@ def calculator_links(*, profile, hardware: Hardware, model: str, volumes: dict) 
         links["break_even"] = f"{reverse('recommend:break_even')}?{urlencode(break_even)}#result"
     if spec is not None:
         links["cost"] = "/cost/?" + urlencode({"model": model, "hardware": device, "gpu_count": count})
+        links["cost_hardware"] = f"{count}× {spec.name}"
     return links
