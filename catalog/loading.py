@@ -178,6 +178,8 @@ SPECS: dict[str, Spec] = {
             "bandwidth_gb_s": to_decimal,
             "memory_kind": to_text,
             "is_unified_memory": to_boolean,
+            "generation": to_text,
+            "is_datacenter": to_boolean,
             "notes": to_text,
             "position": to_integer,
             "source": SOURCE,

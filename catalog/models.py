@@ -7,6 +7,7 @@ from django.db import models
 from django.utils import timezone
 
 from core.models import TimeStampedModel
+from scoring.profile import GPU_GENERATIONS
 from scoring.ranking import DocumentedCheck
 from scoring.vocabulary import COMPAT_CHECKS, DOCUMENTED_OUTCOMES, REPORTED_METRICS
 
@@ -446,6 +447,11 @@ class HardwareSpec(TimeStampedModel):
     bandwidth_gb_s = models.DecimalField(max_digits=8, decimal_places=1, help_text="Memory bandwidth in GB/s.")
     memory_kind = models.CharField(max_length=40, blank=True, help_text="HBM3, GDDR7, unified LPDDR5, ...")
     is_unified_memory = models.BooleanField(default=False)
+    generation = models.CharField(
+        max_length=20, choices=GPU_GENERATIONS, blank=True,
+        help_text="The GPU generation: which weight formats it runs natively, and which wizard answer it is.",
+    )
+    is_datacenter = models.BooleanField(default=False, help_text="A datacenter accelerator, not a consumer card.")
     notes = models.CharField(max_length=300, blank=True)
     position = models.PositiveIntegerField(default=0)
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="hardware_specs")

@@ -9,8 +9,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.apis import Api, query_params
-from recommend.evidence import REFERENCE_MODEL, evidence_models, first_engine, published_evidence
-from recommend.forms import CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
+from recommend.evidence import first_engine, published_evidence
+from recommend.forms import BREAK_EVEN_DEFAULTS, CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
     catalog_data,
@@ -20,6 +20,7 @@ from recommend.selectors import (
     priced_models,
     token_prices,
 )
+from recommend.wizard import calculator_links, hardware_resolve, model_resolve
 from scoring import profile as choices
 from scoring.breakeven import BreakEvenError, Workload, gpu_costs, own_gpu_price, provider_costs
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
@@ -88,6 +89,8 @@ class SwitchOptionSerializer(serializers.Serializer):
     name = serializers.CharField()
     companion_name = serializers.CharField(help_text="The engine an orchestration layer runs on, if any.")
     when = serializers.CharField(help_text='The changed answer, worded to follow "switch to <name> when".')
+    adds_companion = serializers.BooleanField(help_text="True when the other pick is the same engine with "
+                                              "`companion_name` on top: add it rather than switch.")
 
 
 class EvidenceFigureSerializer(serializers.Serializer):
@@ -133,6 +136,19 @@ class PublishedEvidenceSerializer(serializers.Serializer):
     disagreement = serializers.CharField(help_text="Set when the leader is not the engine the guide picked.")
 
 
+class LinksSerializer(serializers.Serializer):
+    model = serializers.CharField(help_text="The catalog model the links carry.")
+    hardware = serializers.CharField(help_text="The catalog device they carry: yours, or the one your answer's "
+                                     "recipe names, or one H100 when your answer has none.")
+    gpu_count = serializers.IntegerField()
+    fit = serializers.CharField(allow_blank=True, help_text="Empty when the fit calculator has no geometry for "
+                                "the model or the catalog lacks the device.")
+    fit_missing_model = serializers.BooleanField(help_text="True when the calculator has no geometry for the model.")
+    break_even = serializers.CharField(allow_blank=True, help_text="Carries the model when a provider prices it, "
+                                       "else the most widely priced one, and your token volumes.")
+    cost = serializers.CharField(allow_blank=True)
+
+
 class RecommendationSerializer(serializers.Serializer):
     results = RankedToolSerializer(many=True, help_text="Best first: engines, then hosted providers (providers "
                                    "first when hardware is 'none').")
@@ -156,9 +172,13 @@ class RecommendationSerializer(serializers.Serializer):
         many=True, help_text="Other picks and the single changed answer that would make each the first.",
     )
     published_evidence = PublishedEvidenceSerializer(
-        many=True, help_text="Published comparisons of several engines on the answer's hardware for `model` (or "
-        "gpt-oss-120b), each figure with its publisher, dates and engine version. Never part of the ranking.",
+        many=True, help_text="Published comparisons of several engines for `model` (or gpt-oss-120b) on the device "
+        "you named (your count first) or on the devices of your hardware answer, each figure with its publisher, "
+        "dates and engine version. Never part of the ranking.",
     )
+    hardware = serializers.CharField(help_text="The hardware answer the rules ran on (a device implies one).")
+    hardware_label = serializers.CharField(help_text="Your hardware in words: the answer, or '1× NVIDIA H100 SXM'.")
+    links = LinksSerializer(help_text="The fit, break-even and cost answers for the same model, device and count.")
 
 
 class CheckNamesField(serializers.ListField):
@@ -175,7 +195,12 @@ class CheckNamesField(serializers.ListField):
 
 
 class RecommendationQuerySerializer(serializers.Serializer):
-    hardware = serializers.ChoiceField(choices=choices.HARDWARE_CHOICES)
+    hardware = serializers.CharField(
+        max_length=80, help_text="One of the wizard's answers (" + ", ".join(choices.HARDWARE_CLASSES_BY_SLUG)
+        + ") or a device slug from /api/v1/hardware/specs/ (for example nvidia-h100-sxm, apple-m3-ultra).",
+    )
+    gpu_count = serializers.IntegerField(min_value=1, max_value=choices.MAX_DEVICES, required=False,
+                                         help_text="How many of the device; default 1.")
     fits_fast_memory = serializers.ChoiceField(choices=choices.FITS_FAST_MEMORY_CHOICES, default="unknown")
     bottleneck = serializers.ChoiceField(choices=choices.BOTTLENECK_CHOICES, default="unknown")
     context_tokens = serializers.IntegerField(min_value=1, max_value=choices.MAX_CONTEXT_TOKENS, default=8192)
@@ -191,20 +216,14 @@ class RecommendationQuerySerializer(serializers.Serializer):
         child=serializers.ChoiceField(choices=choices.NEEDS_CHOICES), default=list,
         help_text="Compatibility checks that must work (repeat the parameter or separate with commas).",
     )
-    model = serializers.CharField(
-        required=False, default=REFERENCE_MODEL,
-        help_text="Catalog slug of the model to cite published engine benchmarks for; only models with a "
-        "published comparison of several engines are accepted.",
+    model = serializers.SlugField(
+        required=False, help_text="Any catalog model's slug (/api/v1/models/); default gpt-oss-120b. The answer "
+        "cites published engine benchmarks for it and its links carry it.",
     )
-
-    def validate_model(self, value: str) -> str:
-        known = [slug for slug, _ in evidence_models()]
-        # The default stays valid on a catalog without evidence: the answer then says none is loaded.
-        if value not in known and value != REFERENCE_MODEL:
-            raise serializers.ValidationError(
-                f"No published engine comparison for '{value}'. Models with one: {', '.join(known)}."
-            )
-        return value
+    input_tokens_per_day = serializers.IntegerField(min_value=0, max_value=10**13,
+                                                    default=BREAK_EVEN_DEFAULTS["input_tokens_per_day"])
+    output_tokens_per_day = serializers.IntegerField(min_value=0, max_value=10**13,
+                                                     default=BREAK_EVEN_DEFAULTS["output_tokens_per_day"])
 
 
 class RecommendationApi(Api):
@@ -222,16 +241,20 @@ class RecommendationApi(Api):
     )
     def get(self, request: Request) -> Response:
         values = query_params(RecommendationQuerySerializer, request, lists=("needs",))
-        model = values.pop("model")
+        volumes = {name: values.pop(name) for name in ("input_tokens_per_day", "output_tokens_per_day")}
         values["needs"] = tuple(values["needs"])
         try:
-            profile = Profile(**values)
+            model = model_resolve(values.pop("model", None))
+            hardware = hardware_resolve(hardware=values.pop("hardware"), gpu_count=values.pop("gpu_count", None))
+            profile = Profile(**values, hardware=hardware.answer, devices=hardware.count)
         except ProfileError as exc:
             raise _field_errors(exc.errors) from exc
         answer = recommendation_as_dict(recommend(profile, catalog_data()))
         answer["published_evidence"] = published_evidence(
-            hardware_answer=profile.hardware, model=model, picked_engine=first_engine(answer["results"]),
+            hardware=hardware, model=model, picked_engine=first_engine(answer["results"]),
         )
+        answer.update(hardware=hardware.answer, hardware_label=hardware.label,
+                      links=calculator_links(profile=profile, hardware=hardware, model=model, volumes=volumes))
         return Response(answer)
 
 
@@ -299,6 +322,13 @@ class FitInputSerializer(serializers.Serializer):
     weight_format = serializers.CharField()
     weight_format_name = serializers.CharField()
     native_format = serializers.CharField(help_text="The preset's published format; empty for a custom model.")
+    sliding_window = serializers.IntegerField(allow_null=True, help_text="Tokens a sliding-window layer attends.")
+    sliding_layers = serializers.IntegerField(help_text="Layers that attend only the sliding window.")
+    linear_layers = serializers.IntegerField(help_text="Linear-attention layers (constant state per sequence).")
+    linear_state_elements = serializers.IntegerField(help_text="One linear layer's state per sequence.")
+    gpu_generation = serializers.CharField(help_text="The device's GPU generation; empty for custom hardware.")
+    caveats = serializers.ListField(child=serializers.CharField(),
+                                    help_text="What the model's own architecture means for these figures.")
 
 
 class FormatOptionSerializer(serializers.Serializer):
@@ -332,8 +362,23 @@ class ExpertOffloadSerializer(serializers.Serializer):
     system_only_ceiling_tps = serializers.FloatField(allow_null=True)
 
 
+class KvCacheOptionSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    total_gib = serializers.FloatField()
+    headroom_gib = serializers.FloatField()
+
+
 class WhatWouldFitSerializer(serializers.Serializer):
-    formats = FormatOptionSerializer(many=True, help_text="Smaller formats that fit, largest first.")
+    kv_cache = KvCacheOptionSerializer(allow_null=True, help_text="Tried first: the first smaller KV-cache "
+                                       "precision (FP8, then llama.cpp's Q8_0 and Q4_0) that fits.")
+    kv_cache_tried = serializers.ListField(child=serializers.CharField(),
+                                           help_text="Smaller KV precisions tried that do not fit either.")
+    formats = FormatOptionSerializer(many=True, help_text="Smaller formats that fit: the GPU generation's own "
+                                     "formats first, largest first, then llama.cpp's GGUF (one sequence only).")
+    formats_not_native = serializers.ListField(child=serializers.CharField(),
+                                               help_text="Smaller formats left out: no native kernels on this GPU "
+                                               "generation (no NVFP4 or MXFP4 before Blackwell).")
     devices_needed = serializers.IntegerField(allow_null=True, help_text="The smallest valid tensor-parallel size "
                                               "(a power of two dividing the attention heads) that holds it.")
     offload = OffloadSerializer(allow_null=True, help_text="Dense models on one GPU: whole layers offloaded.")
@@ -345,21 +390,33 @@ class WhatWouldFitSerializer(serializers.Serializer):
 class FitResultSerializer(serializers.Serializer):
     weights_gib = serializers.FloatField(help_text="All weights, every expert of an MoE included.")
     active_weights_gib = serializers.FloatField(help_text="Weights read per generated token (MoE: active only).")
-    kv_per_token_bytes = serializers.FloatField()
+    kv_per_token_bytes = serializers.FloatField(help_text="Bytes per token of context in the layers whose cache "
+                                                "grows with it (full attention or latent).")
+    kv_window_bytes_per_sequence = serializers.FloatField(help_text="Sliding-window layers' cache per sequence "
+                                                          "once the context passes the window.")
+    linear_state_bytes_per_sequence = serializers.FloatField(help_text="Linear-attention state per sequence, "
+                                                             "whatever the context.")
     kv_cache_gib = serializers.FloatField()
     kv_replicas = serializers.FloatField(help_text="Copies of the KV cache tensor parallelism keeps (vLLM).")
-    overhead_gib = serializers.FloatField(help_text="The 10% of each device an engine keeps back (vLLM's default).")
+    overhead_gib = serializers.FloatField(help_text="What is held back: 10% of each device for the engine (vLLM's "
+                                          "default), or on Apple silicon the 25% outside macOS's GPU working set.")
+    overhead_kind = serializers.ChoiceField(choices=["engine", "working-set"])
     total_gib = serializers.FloatField()
     capacity_gib = serializers.FloatField()
     headroom_gib = serializers.FloatField()
     fits = serializers.BooleanField()
-    max_context_tokens = serializers.IntegerField()
+    max_context_tokens = serializers.IntegerField(help_text="Never beyond the model's own maximum.")
+    max_context_is_model_limit = serializers.BooleanField()
     max_concurrency = serializers.IntegerField()
     bytes_per_token_gb = serializers.FloatField()
     decode_ceiling_tps = serializers.FloatField(allow_null=True,
                                                 help_text="Bandwidth / bytes read per token, one sequence; "
                                                 "null when the model does not fit.")
     aggregate_ceiling_tps = serializers.FloatField(allow_null=True)
+    layer_split_ceiling_tps = serializers.FloatField(
+        allow_null=True, help_text="Several devices under llama.cpp's default layer split: one sequence decodes at "
+        "one device's bandwidth. decode_ceiling_tps assumes tensor parallelism.",
+    )
     is_moe = serializers.BooleanField()
     tensor_parallel_sizes = serializers.ListField(child=serializers.IntegerField(),
                                                   help_text="Device counts vLLM accepts for this model.")

@@ -1,33 +1,21 @@
 """What published benchmarks say for a wizard answer: the comparisons of several engines on the user's model (or
-the reference model) on the hardware of their answer, each engine's figure at one load they all ran, ranked by the
-same figure as on the evidence pages, with publisher, dates and engine versions, and where the evidence and the
-guide's pick disagree, both."""
+the reference model) on the device they named (at their count first) or on the devices of their hardware class,
+each engine's figure at one load they all ran, ranked by the same figure as on the evidence pages, with publisher,
+dates and engine versions, and where the evidence and the guide's pick disagree, both."""
 from __future__ import annotations
 
 from lab.evidence import Comparison, Ranked
 from recommend.selectors import snapshot
-
-# The wizard's hardware answers and the hardware specs published benchmarks name for them.
-EVIDENCE_HARDWARE: dict[str, tuple[str, ...]] = {
-    "nvidia_hopper_node": ("nvidia-h100-sxm", "nvidia-h100-pcie", "nvidia-h200"),
-    "nvidia_blackwell": ("nvidia-b200",),
-    "amd_instinct": ("amd-mi300x", "amd-mi325x", "amd-mi355x"),
-    "rtx_single": ("nvidia-rtx-3090", "nvidia-rtx-4090", "nvidia-rtx-5090"),
-    "rtx_multi": ("nvidia-rtx-3090", "nvidia-rtx-4090", "nvidia-rtx-5090"),
-    "mac": ("apple-m3-ultra", "apple-m4-max", "apple-m4-pro"),
-}
-REFERENCE_MODEL = "gpt-oss-120b"
+from recommend.wizard import DEFAULT_MODEL, Hardware, class_devices
 
 
-def evidence_models() -> list[tuple[str, str]]:
-    """(slug, name) of every model with a published comparison of several engines, by name."""
-    return sorted({(comparison.model_slug, comparison.model_name) for comparison in snapshot().evidence},
-                  key=lambda model: model[1].lower())
+def _devices(hardware: Hardware) -> tuple[str, ...]:
+    return (hardware.device.slug,) if hardware.device else class_devices(hardware.answer)
 
 
-def evidence_models_on(hardware_answer: str) -> list[str]:
+def evidence_models_on(hardware: Hardware) -> list[str]:
     """Names of the models with a published comparison of several engines on the answer's hardware."""
-    slugs = EVIDENCE_HARDWARE.get(hardware_answer, ())
+    slugs = _devices(hardware)
     return sorted({comparison.model_name for comparison in snapshot().evidence
                    if comparison.hardware_slug in slugs}, key=str.lower)
 
@@ -76,14 +64,14 @@ def first_engine(results: list[dict]) -> str | None:
     return top["tool"] if top["kind"] == "engine" else (top.get("companion") or None)
 
 
-def published_evidence(*, hardware_answer: str, model: str | None, picked_engine: str | None) -> list[dict]:
+def published_evidence(*, hardware: Hardware, model: str | None, picked_engine: str | None) -> list[dict]:
     """One entry per published comparison of several engines for the answer's hardware and model: each engine's
     figure (the one the comparison ranks by) at the highest load they all ran (or, when they share none, each at
-    its best, unranked)."""
-    slugs = EVIDENCE_HARDWARE.get(hardware_answer)
-    if not slugs:
-        return []
-    wanted = model or REFERENCE_MODEL
-    return [_entry(comparison, picked_engine) for comparison in snapshot().evidence
-            if comparison.model_slug == wanted and comparison.hardware_slug in slugs
-            and len(comparison.by_engine) >= 2]
+    its best, unranked). A named device's comparisons at the named count come first."""
+    slugs = _devices(hardware)
+    wanted = model or DEFAULT_MODEL
+    found = [comparison for comparison in snapshot().evidence
+             if comparison.model_slug == wanted and comparison.hardware_slug in slugs
+             and len(comparison.by_engine) >= 2]
+    found.sort(key=lambda comparison: comparison.hardware_count != hardware.count)
+    return [_entry(comparison, picked_engine) for comparison in found]

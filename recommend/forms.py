@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from recommend.evidence import REFERENCE_MODEL, evidence_models
+from recommend.wizard import DEFAULT_MODEL, device_choices, hardware_resolve, model_choices
 from scoring import profile as choices
 from scoring.breakeven import BreakEvenError, Workload
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, MODEL_PRESETS_BY_SLUG, WEIGHT_FORMATS, WEIGHT_FORMATS_BY_SLUG
@@ -12,12 +12,24 @@ from scoring.profile import Profile, ProfileError
 
 CUSTOM = "custom"
 
+# What a break-even answer starts from when the visitor has not said: shared by the form and the wizard's links.
+BREAK_EVEN_DEFAULTS = {"input_tokens_per_day": 50_000_000, "output_tokens_per_day": 10_000_000, "utilisation": 50,
+                       "gpu_count": 1}
+
 
 class WizardForm(forms.Form):
     # The guide's fourth question has two answers; the page groups them under one numbered legend.
     CONTEXT_QUESTION = "4. Which context length and concurrency matter?"
 
-    hardware = forms.ChoiceField(label="1. What hardware do you actually have?", choices=choices.HARDWARE_CHOICES)
+    hardware = forms.ChoiceField(
+        label="1. What hardware do you actually have?",
+        choices=lambda: [("Kinds of hardware", choices.HARDWARE_CHOICES),
+                         ("A device from the catalog (say how many below)", device_choices())],
+    )
+    gpu_count = forms.IntegerField(
+        label="How many of them?", min_value=1, max_value=choices.MAX_DEVICES, required=False,
+        help_text="For a device from the catalog: 1 unless you say otherwise.",
+    )
     fits_fast_memory = forms.ChoiceField(
         label="2. Does the model fit in fast memory, or only in system / unified memory?",
         choices=choices.FITS_FAST_MEMORY_CHOICES, initial="unknown", required=False,
@@ -46,11 +58,15 @@ class WizardForm(forms.Form):
                                       choices=choices.NEEDS_CHOICES,
                                       widget=forms.CheckboxSelectMultiple, required=False)
     model = forms.ChoiceField(
-        label="Which model will you serve? (for published engine benchmarks)", required=False,
-        choices=lambda: [("", f"Not chosen (figures for {REFERENCE_MODEL})")] + evidence_models(),
-        help_text="Only models with a published comparison of several engines are listed; the ranking does not "
-        "depend on it.",
+        label="Which model will you serve?", required=False,
+        choices=lambda: [("", f"Not chosen ({DEFAULT_MODEL}, the model every provider prices)")] + model_choices(),
+        help_text="The answer cites published engine benchmarks for it on your hardware and carries it to the fit, "
+        "break-even and cost answers; the ranking does not depend on it.",
     )
+    input_tokens_per_day = forms.IntegerField(label="Input tokens per day", min_value=0, max_value=10**13,
+                                              initial=BREAK_EVEN_DEFAULTS["input_tokens_per_day"], required=False)
+    output_tokens_per_day = forms.IntegerField(label="Output tokens per day", min_value=0, max_value=10**13,
+                                               initial=BREAK_EVEN_DEFAULTS["output_tokens_per_day"], required=False)
 
     def clean(self):
         data = super().clean()
@@ -63,23 +79,28 @@ class WizardForm(forms.Form):
                          "deployment", "quantization", "interconnect", "optimize_for")
         }
         try:
+            self.hardware = hardware_resolve(hardware=data["hardware"], gpu_count=data.get("gpu_count"))
             self.profile = Profile(
-                hardware=data["hardware"], shared_prefixes=bool(data.get("shared_prefixes")),
-                hosted_ok=bool(data.get("hosted_ok")), needs=tuple(data.get("needs") or ()), **values,
+                hardware=self.hardware.answer, devices=self.hardware.count,
+                shared_prefixes=bool(data.get("shared_prefixes")), hosted_ok=bool(data.get("hosted_ok")),
+                needs=tuple(data.get("needs") or ()), **values,
             )
         except ProfileError as exc:
             for name, message in exc.errors.items():
                 self.add_error(name if name in self.fields else None, message)
         return data
 
+    @property
+    def volumes(self) -> dict:
+        """The token volumes the break-even link carries: the visitor's, else the break-even defaults."""
+        return {name: self.cleaned_data.get(name) if self.cleaned_data.get(name) is not None
+                else BREAK_EVEN_DEFAULTS[name] for name in ("input_tokens_per_day", "output_tokens_per_day")}
+
 
 def _preset_choices():
     return [(CUSTOM, "Custom (enter the numbers below)")] + [(preset.slug, preset.name) for preset in MODEL_PRESETS]
 
 
-# The model the calculator starts from, and the wizard's links when no model was asked: the one every
-# provider in the catalog prices.
-DEFAULT_FIT_MODEL = "gpt-oss-120b"
 NATIVE = ""
 
 
@@ -90,7 +111,7 @@ def native_format_for(model: str | None) -> str:
 
 
 class FitForm(forms.Form):
-    model = forms.ChoiceField(label="Model preset", choices=_preset_choices, initial=DEFAULT_FIT_MODEL,
+    model = forms.ChoiceField(label="Model preset", choices=_preset_choices, initial=DEFAULT_MODEL,
                               required=False)
     params_b = forms.FloatField(label="Total parameters (billions)", min_value=0.001, max_value=10_000,
                                 required=False)
@@ -209,12 +230,15 @@ def fit_input_from(data: dict, *, specs: dict) -> FitInput:
         moe_layers=preset.moe_layers if as_preset else None,
         max_context_tokens=max_context, model_name=preset.name if as_preset else "",
         system_bandwidth_gb_s=values.get("system_bandwidth_gb_s"),
+        sliding_window=preset.sliding_window if as_preset else None,
+        sliding_layers=preset.sliding_layers if as_preset else 0,
+        linear_layers=preset.linear_layers if as_preset else 0,
+        linear_state_elements=preset.linear_state_elements if as_preset else 0,
+        gpu_generation=spec.generation if spec else "",
+        caveats=(preset.note,) if as_preset and preset.note else (),
     )
 
 
-# What a break-even answer starts from when the visitor has not said: shared by the form and the wizard's links.
-BREAK_EVEN_DEFAULTS = {"input_tokens_per_day": 50_000_000, "output_tokens_per_day": 10_000_000, "utilisation": 50,
-                       "gpu_count": 1}
 OWN_GPU_PRICE_LIMITS = {"min_value": 0.01, "max_value": 10_000}
 
 

@@ -99,6 +99,7 @@ def recommendation_as_dict(recommendation: Recommendation) -> dict:
 def fit_as_dict(spec: FitInput, result: FitResult) -> dict:
     values = asdict(spec)
     values["weight_format_name"] = WEIGHT_FORMATS_BY_SLUG[spec.weight_format].name if spec.weight_format else ""
+    values["full_attention_layers"] = spec.full_attention_layers
     return {"input": values, "result": asdict(result)}
 
 

@@ -18,6 +18,7 @@ from catalog.models import (
     Caveat,
     HardwareSpec,
     HardwareSupport,
+    LanguageModel,
     PriceItem,
     Source,
     Tool,
@@ -206,7 +207,7 @@ def hardware_spec_get(*, slug: str) -> HardwareSpec | None:
 
 
 def _hardware_specs() -> QuerySet[HardwareSpec]:
-    return HardwareSpec.objects.select_related("source").order_by("position", "name")
+    return HardwareSpec.objects.select_related("source", "hardware_target").order_by("position", "name")
 
 
 def _provider_token_price_items() -> QuerySet[PriceItem]:
@@ -270,6 +271,12 @@ def _priced_models(prices: list[TokenPrice]) -> list[PricedModel]:
 
 
 @dataclass(frozen=True)
+class CatalogModel:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Everything the answers read, as plain values and model instances that no request changes."""
 
@@ -281,6 +288,8 @@ class Snapshot:
     priced_models: tuple[PricedModel, ...]
     # Published comparisons of several engines on one model and hardware, for the answers to cite.
     evidence: tuple[Comparison, ...]
+    # Every catalog model, as (slug, name) in catalog order: the wizard takes any of them.
+    models: tuple[CatalogModel, ...]
 
 
 def _snapshot() -> Snapshot:
@@ -289,6 +298,7 @@ def _snapshot() -> Snapshot:
         catalog=_catalog_data(), sources=source_labels(), hardware_specs=tuple(_hardware_specs()),
         token_prices=tuple(prices), gpu_prices=tuple(_gpu_prices()), priced_models=tuple(_priced_models(prices)),
         evidence=tuple(comparisons(engines_at_least=2)),
+        models=tuple(CatalogModel(model.slug, model.name) for model in LanguageModel.objects.order_by("position", "name")),
     )
 
 
@@ -310,6 +320,10 @@ def token_prices(*, model: str | None = None) -> list[TokenPrice]:
 
 def gpu_prices() -> list[GpuPrice]:
     return list(snapshot().gpu_prices)
+
+
+def language_models() -> tuple[CatalogModel, ...]:
+    return snapshot().models
 
 
 def priced_models() -> list[PricedModel]:

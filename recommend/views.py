@@ -9,22 +9,8 @@ from django.utils.http import urlencode
 from catalog.models import UseCase
 from catalog.selectors import sources_by_title, use_case_get, use_case_list
 from core.cache import cached_page
-from recommend.forms import (
-    BREAK_EVEN_DEFAULTS,
-    DEFAULT_FIT_MODEL,
-    BreakEvenForm,
-    FitForm,
-    WizardForm,
-    fit_input_from,
-    native_format_for,
-)
-from recommend.evidence import (
-    EVIDENCE_HARDWARE,
-    REFERENCE_MODEL,
-    evidence_models_on,
-    first_engine,
-    published_evidence,
-)
+from recommend.evidence import evidence_models_on, first_engine, published_evidence
+from recommend.forms import BreakEvenForm, FitForm, WizardForm, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
     answer_sources,
@@ -38,9 +24,14 @@ from recommend.selectors import (
     tool_names,
 )
 from scoring.breakeven import gpu_costs, own_gpu_price, provider_costs
+from recommend.wizard import calculator_links, class_devices, model_resolve
 from scoring.fit import (
+    APPLE_WIRED_LIMIT_SOURCE,
+    APPLE_WORKING_SET_DEFAULT_SOURCE,
+    APPLE_WORKING_SET_SOURCE,
     ENGINE_RESERVED_SOURCE,
     GPT_OSS_MODEL_CARD,
+    LLAMA_CPP_MULTI_GPU,
     LLAMA_CPP_OFFLOAD,
     MAX_DEVICES_SUGGESTED,
     MODEL_PRESETS,
@@ -50,6 +41,8 @@ from scoring.fit import (
     WEIGHT_FORMATS_BY_SLUG,
     FitError,
     calculate,
+    usable_memory_gib,
+    weights_gib,
 )
 from scoring.ranking import recommend
 from scoring.rules import ENGINE_GUIDE, EVALUATE, GUIDE_RULES, ORCHESTRATE, QUANTIZATION_GUIDE, RECIPES
@@ -57,21 +50,6 @@ from scoring.rules import ENGINE_GUIDE, EVALUATE, GUIDE_RULES, ORCHESTRATE, QUAN
 RECIPE_HARDWARE_BY_USE_CASE = {recipe.use_case: recipe.hardware for recipe in RECIPES}
 RECIPES_BY_USE_CASE = {recipe.use_case: recipe for recipe in RECIPES}
 ROLE_VERBS = {EVALUATE: "Evaluate", ORCHESTRATE: "Add"}
-
-# The catalog hardware spec (and device count) the fit and break-even links start from for each wizard
-# hardware answer: the device the seed's recipe names, which the visitor can change there.
-FIT_HARDWARE_BY_ANSWER: dict[str, tuple[str, int]] = {
-    "mac": ("apple-m3-ultra", 1),
-    "rtx_single": ("nvidia-rtx-4090", 1),
-    "rtx_multi": ("nvidia-rtx-4090", 2),
-    "nvidia_hopper_node": ("nvidia-h100-sxm", 8),
-    "nvidia_blackwell": ("nvidia-b200", 8),
-    "amd_instinct": ("amd-mi300x", 8),
-}
-# Answers with no device of their own in the catalog (laptops, CPU servers, Intel, browsers, hosted only):
-# the fit link shows what the model needs on the GPU the catalog's providers rent, one H100, and says so.
-REFERENCE_FIT_HARDWARE = ("nvidia-h100-sxm", 1)
-
 
 def _error_summary(form) -> list[str]:
     """One line per problem, naming the field, shown above the form."""
@@ -117,35 +95,6 @@ def use_case_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "wizard_hardware": RECIPE_HARDWARE_BY_USE_CASE.get(use_case.slug),
         "page_sources": sources_by_title([*use_case.sources.all(), *(item.source for item in recommendations)]),
     })
-
-
-def _calculator_links(profile) -> dict:
-    """/fit/ and /break-even/ answers started from the wizard's answers, each carrying every value it needs.
-
-    The wizard asks no model, so both start from gpt-oss-120b (in its published format), the model every
-    provider prices; the hardware is the answer's own device, or one H100 when the answer names none. A
-    link is left out when its page could not answer (the catalog lacks the device, or prices nothing).
-    """
-    model = MODEL_PRESETS_BY_SLUG[DEFAULT_FIT_MODEL]
-    specs = {spec.slug: spec for spec in hardware_spec_list()}
-    own = profile.hardware in FIT_HARDWARE_BY_ANSWER
-    hardware, devices = FIT_HARDWARE_BY_ANSWER.get(profile.hardware, REFERENCE_FIT_HARDWARE)
-    links: dict = {"model_name": model.name, "fit": "", "fit_hardware": "", "fit_reference": not own,
-                   "break_even": ""}
-    if hardware in specs:
-        fit = {"model": model.slug, "weight_format": native_format_for(model.slug), "hardware": hardware,
-               "devices": devices, "concurrency": profile.concurrency,
-               "context_tokens": min(profile.context_tokens, model.max_context_tokens)}
-        links.update(fit=f"{reverse('recommend:fit')}?{urlencode(fit)}#result",
-                     fit_hardware=f"{devices}× {specs[hardware].name}" if devices > 1 else specs[hardware].name,
-                     fit_context=fit["context_tokens"],
-                     fit_context_capped=fit["context_tokens"] < profile.context_tokens)
-    priced = {priced_model.slug for priced_model in priced_models()}
-    if priced:
-        break_even = {**BREAK_EVEN_DEFAULTS, "gpu_count": devices,
-                      "model": model.slug if model.slug in priced else priced_models()[0].slug}
-        links["break_even"] = f"{reverse('recommend:break_even')}?{urlencode(break_even)}#result"
-    return links
 
 
 def _conditional_choices(slug: str, recommended: list) -> list[dict]:
@@ -196,11 +145,11 @@ def rule_of_thumb_24gb(card) -> dict | None:
     except FitError:
         return None
     capacity = float(card.memory_gb)
-    weights_34b = RULE_OF_THUMB_34B_PARAMS * fmt.bits_per_weight * 1e9 / 8 / 2**30
+    weights_34b = weights_gib(params_b=RULE_OF_THUMB_34B_PARAMS, bits_per_weight=fmt.bits_per_weight)
     wwf = seventy.what_would_fit
     return {
         "card": card.name, "memory_gib": capacity, "format": fmt.name, "bits": fmt.bits_per_weight,
-        "weights_34b_gib": weights_34b, "left_34b_gib": capacity * 0.9 - weights_34b,
+        "weights_34b_gib": weights_34b, "left_34b_gib": usable_memory_gib(memory_gib=capacity) - weights_34b,
         "model_70b": MODEL_PRESETS_BY_SLUG[RULE_OF_THUMB_70B_MODEL].name,
         "weights_70b_gib": seventy.weights_gib, "total_70b_gib": seventy.total_gib, "fits_70b": seventy.fits,
         "devices_70b": wwf.devices_needed if wwf else None,
@@ -242,14 +191,16 @@ def wizard(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         result = recommendation_as_dict(recommend(form.profile, catalog_data()))
         result["other_engines"] = sum(not item["named_by_guide"] for item in result["results"])
-        result["links"] = _calculator_links(form.profile)
-        model = form.cleaned_data.get("model") or REFERENCE_MODEL
+        model = model_resolve(form.cleaned_data.get("model"))
+        result["hardware_label"] = form.hardware.label
+        result["links"] = calculator_links(profile=form.profile, hardware=form.hardware, model=model,
+                                           volumes=form.volumes)
         result["published_evidence"] = published_evidence(
-            hardware_answer=form.profile.hardware, model=model, picked_engine=first_engine(result["results"]),
+            hardware=form.hardware, model=model, picked_engine=first_engine(result["results"]),
         )
-        result["evidence_hardware"] = form.profile.hardware in EVIDENCE_HARDWARE
-        result["evidence_model"] = model
-        result["evidence_models_here"] = evidence_models_on(form.profile.hardware)
+        result["evidence_model"] = result["links"]["model_name"]
+        result["evidence_hardware"] = bool(form.hardware.device or class_devices(form.profile.hardware))
+        result["evidence_models_here"] = evidence_models_on(form.hardware)
     return _render_form_page(request, "recommend/wizard.html", form, result)
 
 
@@ -287,6 +238,8 @@ def fit(request: HttpRequest) -> HttpResponse:
         request, "recommend/fit.html", form, result, presets=_preset_rows(), preset_notes=_preset_notes(),
         weight_formats=WEIGHT_FORMATS,
         max_devices=MAX_DEVICES_SUGGESTED, overhead_source=ENGINE_RESERVED_SOURCE, offload_source=LLAMA_CPP_OFFLOAD,
+        apple_working_set_source=APPLE_WORKING_SET_SOURCE, apple_working_set_default_source=APPLE_WORKING_SET_DEFAULT_SOURCE,
+        apple_wired_limit_source=APPLE_WIRED_LIMIT_SOURCE, llama_cpp_multi_gpu=LLAMA_CPP_MULTI_GPU,
         tensor_parallel_source=VLLM_TENSOR_PARALLEL_RULE, gpt_oss_card=GPT_OSS_MODEL_CARD,
         engine_guide=answer_sources(keys={ENGINE_GUIDE}).get(ENGINE_GUIDE),
         rule_of_thumb=rule_of_thumb_24gb(by_slug.get(RULE_OF_THUMB_CARD)),

@@ -3,27 +3,38 @@
 - Weights: parameters x bits per weight / 8. An MoE model keeps every expert in memory. Where a model is
   released with only its experts quantized (gpt-oss: experts in MXFP4, attention, router and embeddings in
   BF16), the shared weights count at their own precision.
-- KV cache per token: 2 (K and V) x layers x KV heads x head dimension x bytes per element; with
-  multi-head latent attention (DeepSeek-V3) one compressed latent per layer instead. It grows with
-  the context and with every concurrent sequence.
+- KV cache, layer by layer as the model's config.json declares them (`layer_types`, `sliding_window`):
+  a full-attention layer keeps 2 (K and V) x KV heads x head dimension x bytes per element for every token of
+  the context; a sliding-window layer keeps the same but for at most `sliding_window` tokens (vLLM's hybrid
+  KV cache manager and llama.cpp's SWA cache allocate no more); with multi-head latent attention (DeepSeek)
+  one latent of kv_lora_rank + qk_rope_head_dim per layer and token; a linear-attention layer (Gated
+  DeltaNet in Qwen3.5) keeps a recurrent state of constant size per sequence, whatever the context. All of
+  it is per concurrent sequence. The largest context never exceeds the model's own maximum.
 - Overhead: the engine keeps part of each device free for its runtime (CUDA context, graphs, activations
   outside the KV pool). vLLM's default `gpu_memory_utilization` of 0.9 leaves 10 % of every GPU unused; the
-  calculator holds back the same share. Other engines reserve differently.
+  calculator holds back the same share. On Apple silicon macOS itself caps what the GPU may keep resident
+  (Metal's `recommendedMaxWorkingSetSize`, about 75 % of memory by default): that cap replaces the reserve.
 - Decode ceiling: each generated token reads the active weights once per batch step plus every
   sequence's KV cache, so tokens/s <= aggregate bandwidth / bytes read per token. Real engines reach a
   fraction of this ceiling; it bounds, it does not predict. When the model does not fit there is no
   ceiling to state: the weights would not be where the bandwidth is.
-- Several devices are tensor-parallel: only sizes vLLM accepts are suggested (powers of two dividing the
-  attention heads), and past as many devices as KV heads the KV cache is replicated, as vLLM does.
-- When it does not fit one GPU: an MoE model keeps its routed experts in system memory (llama.cpp's
-  --n-cpu-moe), whose bandwidth then bounds decode; a dense model splits whole layers (--n-gpu-layers).
-  Neither is offered on several GPUs, where the engine guide rules llama.cpp out, nor on unified memory.
+- Several devices: tensor parallelism (vLLM, SGLang) reads every device's share at once, so its decode
+  ceiling pools their bandwidth; llama.cpp's default layer split (`--split-mode layer`) runs the devices one
+  after another, so one sequence decodes no faster than on one device. Both ceilings are stated. Only
+  tensor-parallel sizes vLLM accepts are suggested (powers of two dividing the attention heads), and past as
+  many devices as KV heads the KV cache is replicated, as vLLM does.
+- When it does not fit, the suggestions come in the order a practitioner tries them: a smaller KV-cache
+  precision (FP8 first), then a shorter context or fewer sequences, then weight formats the GPU generation
+  runs natively (no NVFP4 before Blackwell), then more GPUs. CPU offload (llama.cpp's --n-cpu-moe for MoE
+  models, --n-gpu-layers for dense ones) comes last and only for one sequence on one GPU: it trades speed
+  for memory, which a single local user may accept and a served endpoint may not. Never on unified memory.
 
 Capacities are binary (GiB = 2^30 bytes), as memory is built and sold ("a 24 GB card" holds 24 GiB);
 bandwidth is decimal GB/s, as vendors state it.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -32,6 +43,8 @@ GB = 1e9
 ENGINE_RESERVED_FRACTION = 0.10
 ENGINE_RESERVED_SOURCE = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
 MAX_DEVICES_SUGGESTED = 64
+# The longest context the calculator takes (the form's own limit); a model's maximum is usually far lower.
+MAX_CONTEXT_TOKENS = 10_000_000
 
 LLAMA_CPP_QUANTIZE_README = "https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/README.md"
 GGML_BLOCK_LAYOUT = "https://github.com/ggml-org/llama.cpp/blob/master/ggml/src/ggml-common.h"
@@ -41,6 +54,14 @@ AWQ_REPO = "https://github.com/mit-han-lab/llm-awq"
 LLAMA_CPP_OFFLOAD = "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md"
 VLLM_TENSOR_PARALLEL_RULE = "https://github.com/vllm-project/vllm/blob/main/vllm/config/model.py"
 GPT_OSS_MODEL_CARD = "https://arxiv.org/abs/2508.10925"
+LLAMA_CPP_MULTI_GPU = "https://github.com/ggml-org/llama.cpp/blob/master/docs/multi-gpu.md"
+# Apple documents the property, not its default value; MLX's maintainers state the default ("the recommended
+# working set is usually 0.75 * the total ram available on the system"); `sudo sysctl iogpu.wired_limit_mb`
+# raises it (MLX's set_wired_limit documentation).
+APPLE_WORKING_SET_FRACTION = 0.75
+APPLE_WORKING_SET_SOURCE = "https://developer.apple.com/documentation/metal/mtldevice/recommendedmaxworkingsetsize"
+APPLE_WORKING_SET_DEFAULT_SOURCE = "https://github.com/ml-explore/mlx/pull/64"
+APPLE_WIRED_LIMIT_SOURCE = "https://ml-explore.github.io/mlx/build/html/python/_autosummary/mlx.core.set_wired_limit.html"
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,21 @@ WEIGHT_FORMATS: tuple[WeightFormat, ...] = (
 )
 WEIGHT_FORMATS_BY_SLUG = {fmt.slug: fmt for fmt in WEIGHT_FORMATS}
 
+# The non-GGUF weight formats each GPU generation has matrix-unit support for (the engine guide: FP8 needs
+# Ada/Hopper or newer, NVFP4 and MXFP4 need Blackwell). Weight-only INT4 and INT8 run on every generation
+# listed. GGUF formats are llama.cpp's own kernels and run wherever llama.cpp does.
+NATIVE_WEIGHT_FORMATS: dict[str, frozenset[str]] = {
+    "ampere": frozenset({"bf16", "int8", "int4-g128"}),
+    "ada": frozenset({"bf16", "fp8", "int8", "int4-g128"}),
+    "hopper": frozenset({"bf16", "fp8", "int8", "int4-g128"}),
+    "blackwell": frozenset({"bf16", "fp8", "int8", "int4-g128", "mxfp4", "nvfp4"}),
+    "cdna3": frozenset({"bf16", "fp8", "int8", "int4-g128"}),
+    "cdna4": frozenset({"bf16", "fp8", "int8", "int4-g128"}),
+    "apple": frozenset({"bf16"}),
+}
+
+# In the order a practitioner tries them: FP8 (vLLM and SGLang's --kv-cache-dtype fp8) before llama.cpp's
+# quantized caches.
 KV_CACHE_BYTES: dict[str, tuple[str, float]] = {
     "fp16": ("FP16 / BF16", 2.0),
     "fp8": ("FP8", 1.0),
@@ -118,21 +154,53 @@ class ModelPreset:
     moe_layers: int | None = None
     # Precision the shared weights keep in the native release when only the experts are quantized (gpt-oss).
     shared_bits_per_weight: float | None = None
+    # Per-layer attention (config.json `layer_types`): layers that attend only the last `sliding_window`
+    # tokens, and linear-attention layers that keep a state of constant size per sequence instead of a KV cache.
+    sliding_window: int | None = None
+    sliding_layers: int = 0
+    linear_layers: int = 0
+    # One linear-attention layer's state per sequence, in elements: the recurrent state (value heads x key
+    # head dim x value head dim) and the short convolution's last (kernel - 1) inputs.
+    linear_state_elements: int = 0
+    # The catalog models (LanguageModel slugs) this geometry describes: the wizard's links start here from them.
+    catalog_models: tuple[str, ...] = ()
 
     @property
     def is_moe(self) -> bool:
         return self.active_expert_params_b is not None
 
+    @property
+    def full_attention_layers(self) -> int:
+        return self.layers - self.sliding_layers - self.linear_layers
+
 
 HF = "https://huggingface.co"
 GPT_OSS_README = "https://github.com/openai/gpt-oss/blob/main/README.md"
 DEEPSEEK_V3_README = "https://github.com/deepseek-ai/DeepSeek-V3/blob/main/README.md"
-SLIDING_WINDOW_NOTE = "Half the layers use a 128-token sliding window, so the real KV cache is smaller than shown."
-MISTRAL_WINDOW_NOTE = ("Every layer uses a 4,096-token sliding window (config.json), so engines that implement it "
-                       "keep at most 4,096 tokens of KV cache per sequence.")
+GPT_OSS_WINDOW_NOTE = ("Layers alternate between a 128-token sliding window and full attention (config.json "
+                       "layer_types): half the layers keep at most 128 tokens per sequence. Engines with a windowed "
+                       "KV cache (vLLM, SGLang, llama.cpp unless --swa-full) hold that; one without it holds twice "
+                       "the full-attention share.")
+MISTRAL_WINDOW_NOTE = ("Every layer uses a 4,096-token sliding window (config.json sliding_window): past 4,096 tokens "
+                       "the KV cache stops growing where the engine implements the window, and the model sees only "
+                       "the last 4,096 tokens directly.")
+GEMMA3_WINDOW_NOTE = ("Five local layers for every global one (config.json sliding_window_pattern 6): 52 of the 62 "
+                      "layers keep at most 1,024 tokens per sequence; only the 10 global layers grow with the context.")
 MLA_NOTE = ("Multi-head latent attention: the KV cache holds one 576-wide latent per layer and token "
-            "(kv_lora_rank 512 + rope dimension 64).")
+            "(kv_lora_rank 512 + qk_rope_head_dim 64), and with tensor parallelism every GPU keeps all of it.")
 QWEN3_CONTEXT_NOTE = "32,768 tokens natively; the card extends it to 131,072 with YaRN."
+QWEN35_HYBRID_NOTE = ("Hybrid attention: 30 of the 40 layers are Gated DeltaNet linear attention (config.json "
+                      "full_attention_interval 4) with a state of constant size per sequence (about 33 MB at BF16, "
+                      "whatever the context); only the 10 gated-attention layers keep a KV cache. Parameters count "
+                      "the text decoder, not the vision encoder.")
+# The first 3 of 61 layers are dense (first_k_dense_replace 3); shared = the card's 671 B main model
+# minus the routed experts, so it includes the shared experts, which llama.cpp keeps on the GPU. The latent
+# is kv_lora_rank 512 + qk_rope_head_dim 64.
+DEEPSEEK_V3 = ModelPreset("deepseek-v3", "DeepSeek-V3 (MoE)", params_b=671.0, active_params_b=37.0, layers=61,
+                          attention_heads=128, kv_heads=1, head_dim=576, max_context_tokens=131_072,
+                          source_url=f"{HF}/deepseek-ai/DeepSeek-V3/blob/main/config.json", native_format="fp8",
+                          native_format_source=DEEPSEEK_V3_README, note=MLA_NOTE, kv_latent_dim=512 + 64,
+                          shared_params_b=17.09, active_expert_params_b=20.44, moe_layers=58)
 
 # Geometry from each model's config.json (num_hidden_layers, num_attention_heads, num_key_value_heads,
 # head_dim) and card. MoE splits are derived from config.json: routed experts = MoE layers x experts x
@@ -143,13 +211,15 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
     ModelPreset("gpt-oss-20b", "gpt-oss-20b (MoE)", params_b=20.91, active_params_b=3.61, layers=24,
                 attention_heads=64, kv_heads=8, head_dim=64, max_context_tokens=131_072,
                 source_url=f"{HF}/openai/gpt-oss-20b/blob/main/config.json",
-                native_format="mxfp4", native_format_source=GPT_OSS_README, note=SLIDING_WINDOW_NOTE,
-                shared_params_b=1.80, active_expert_params_b=2.39, moe_layers=24, shared_bits_per_weight=16.0),
+                native_format="mxfp4", native_format_source=GPT_OSS_README, note=GPT_OSS_WINDOW_NOTE,
+                shared_params_b=1.80, active_expert_params_b=2.39, moe_layers=24, shared_bits_per_weight=16.0,
+                sliding_window=128, sliding_layers=12, catalog_models=("gpt-oss-20b",)),
     ModelPreset("gpt-oss-120b", "gpt-oss-120b (MoE)", params_b=116.83, active_params_b=5.13, layers=36,
                 attention_heads=64, kv_heads=8, head_dim=64, max_context_tokens=131_072,
                 source_url=f"{HF}/openai/gpt-oss-120b/blob/main/config.json",
-                native_format="mxfp4", native_format_source=GPT_OSS_README, note=SLIDING_WINDOW_NOTE,
-                shared_params_b=2.13, active_expert_params_b=3.58, moe_layers=36, shared_bits_per_weight=16.0),
+                native_format="mxfp4", native_format_source=GPT_OSS_README, note=GPT_OSS_WINDOW_NOTE,
+                shared_params_b=2.13, active_expert_params_b=3.58, moe_layers=36, shared_bits_per_weight=16.0,
+                sliding_window=128, sliding_layers=18, catalog_models=("gpt-oss-120b",)),
     ModelPreset("llama-3.1-8b", "Llama 3.1 8B", params_b=8.03, active_params_b=None, layers=32, attention_heads=32,
                 kv_heads=8, head_dim=128, max_context_tokens=131_072,
                 source_url=f"{HF}/meta-llama/Llama-3.1-8B/blob/main/config.json",
@@ -162,7 +232,8 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
                 kv_heads=8, head_dim=128, max_context_tokens=131_072,
                 source_url=f"{HF}/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json",
                 native_format="bf16",
-                native_format_source=f"{HF}/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json"),
+                native_format_source=f"{HF}/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json",
+                catalog_models=("llama-3-3-70b-instruct",)),
     ModelPreset("qwen3-8b", "Qwen3 8B", params_b=8.19, active_params_b=None, layers=36, attention_heads=32,
                 kv_heads=8, head_dim=128, max_context_tokens=32_768, source_url=f"{HF}/Qwen/Qwen3-8B",
                 native_format="bf16", native_format_source=f"{HF}/Qwen/Qwen3-8B/blob/main/config.json",
@@ -179,19 +250,20 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
                 attention_heads=32, kv_heads=4, head_dim=128, max_context_tokens=32_768,
                 source_url=f"{HF}/Qwen/Qwen3-30B-A3B", native_format="bf16",
                 native_format_source=f"{HF}/Qwen/Qwen3-30B-A3B/blob/main/config.json", note=QWEN3_CONTEXT_NOTE,
-                shared_params_b=1.54, active_expert_params_b=1.81, moe_layers=48),
+                shared_params_b=1.54, active_expert_params_b=1.81, moe_layers=48, catalog_models=("qwen3-30b-a3b",)),
     ModelPreset("qwen3-235b-a22b", "Qwen3 235B-A22B (MoE)", params_b=235.09, active_params_b=22.19, layers=94,
                 attention_heads=64, kv_heads=4, head_dim=128, max_context_tokens=32_768,
                 source_url=f"{HF}/Qwen/Qwen3-235B-A22B", native_format="bf16",
                 native_format_source=f"{HF}/Qwen/Qwen3-235B-A22B/blob/main/config.json", note=QWEN3_CONTEXT_NOTE,
-                shared_params_b=8.00, active_expert_params_b=14.19, moe_layers=94),
-    # The first 3 of 61 layers are dense (first_k_dense_replace 3); shared = the card's 671 B main model
-    # minus the routed experts, so it includes the shared experts, which llama.cpp keeps on the GPU.
-    ModelPreset("deepseek-v3", "DeepSeek-V3 (MoE)", params_b=671.0, active_params_b=37.0, layers=61,
-                attention_heads=128, kv_heads=1, head_dim=576, max_context_tokens=131_072,
-                source_url=f"{HF}/deepseek-ai/DeepSeek-V3", native_format="fp8",
-                native_format_source=DEEPSEEK_V3_README, note=MLA_NOTE, kv_latent_dim=576,
-                shared_params_b=17.09, active_expert_params_b=20.44, moe_layers=58),
+                shared_params_b=8.00, active_expert_params_b=14.19, moe_layers=94,
+                catalog_models=("qwen3-235b-a22b",)),
+    DEEPSEEK_V3,
+    # DeepSeek-R1's config.json declares the same DeepseekV3ForCausalLM geometry (61 layers, kv_lora_rank 512,
+    # first_k_dense_replace 3); its card: trained from DeepSeek-V3-Base, 671 B total, 37 B active, 128K context.
+    dataclasses.replace(DEEPSEEK_V3, slug="deepseek-r1", name="DeepSeek-R1 (MoE)",
+                        source_url=f"{HF}/deepseek-ai/DeepSeek-R1/blob/main/config.json",
+                        native_format_source=f"{HF}/deepseek-ai/DeepSeek-R1",
+                        catalog_models=("deepseek-r1", "deepseek-r1-0528")),
     ModelPreset("mixtral-8x7b", "Mixtral 8x7B (MoE)", params_b=46.7, active_params_b=12.9, layers=32,
                 attention_heads=32, kv_heads=8, head_dim=128, max_context_tokens=32_768,
                 source_url=f"{HF}/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json", native_format="bf16",
@@ -205,9 +277,29 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
                 kv_heads=8, head_dim=128, max_context_tokens=32_768,
                 source_url=f"{HF}/mistralai/Mistral-7B-v0.1/blob/main/config.json", native_format="bf16",
                 native_format_source=f"{HF}/mistralai/Mistral-7B-v0.1/blob/main/config.json",
-                note=MISTRAL_WINDOW_NOTE),
+                note=MISTRAL_WINDOW_NOTE, sliding_window=4096, sliding_layers=32),
+    # 62 layers, every 6th global (layers 6, 12, ..., 60): 10 global, 52 local with a 1,024-token window.
+    ModelPreset("gemma-3-27b", "Gemma 3 27B", params_b=27.0, active_params_b=None, layers=62, attention_heads=32,
+                kv_heads=16, head_dim=128, max_context_tokens=131_072,
+                source_url=f"{HF}/google/gemma-3-27b-it/blob/main/config.json", native_format="bf16",
+                native_format_source=f"{HF}/google/gemma-3-27b-it/blob/main/config.json",
+                note=GEMMA3_WINDOW_NOTE, sliding_window=1024, sliding_layers=52),
+    # text_config: 40 layers, every 4th full attention (16 heads, 2 KV heads x 256), 30 Gated DeltaNet layers
+    # (16 key heads and 32 value heads of 128, conv kernel 4), 256 experts of width 512 (8 per token) plus a
+    # shared expert, 262,144 positions. Routed experts = 40 x 256 x 3 x 2048 x 512 = 32.21 B of 34.66 B; a
+    # token reads 40 x 8 x 3 x 2048 x 512 = 1.01 B of them. Linear state per layer: 32 x 128 x 128 recurrent
+    # + 3 x (2 x 16 x 128 + 32 x 128) convolution = 548,864 elements.
+    ModelPreset("qwen3.5-35b-a3b", "Qwen3.5 35B-A3B (MoE, hybrid)", params_b=34.66, active_params_b=3.46,
+                layers=40, attention_heads=16, kv_heads=2, head_dim=256, max_context_tokens=262_144,
+                source_url=f"{HF}/Qwen/Qwen3.5-35B-A3B/blob/main/config.json", native_format="bf16",
+                native_format_source=f"{HF}/Qwen/Qwen3.5-35B-A3B/blob/main/config.json", note=QWEN35_HYBRID_NOTE,
+                shared_params_b=2.45, active_expert_params_b=1.01, moe_layers=40,
+                linear_layers=30, linear_state_elements=548_864, catalog_models=("qwen3-5-35b-a3b",)),
 )
 MODEL_PRESETS_BY_SLUG = {preset.slug: preset for preset in MODEL_PRESETS}
+PRESETS_BY_CATALOG_MODEL = {model: preset for preset in MODEL_PRESETS for model in preset.catalog_models}
+# Linear-attention state is counted at the model's published BF16 precision.
+LINEAR_STATE_BYTES = 2.0
 
 
 class FitError(ValueError):
@@ -248,6 +340,16 @@ class FitInput:
     # The format's slug, and the model's published one (empty for a custom model).
     weight_format: str = ""
     native_format: str = ""
+    # Per-layer attention (preset models): see ModelPreset.
+    sliding_window: int | None = None
+    sliding_layers: int = 0
+    linear_layers: int = 0
+    linear_state_elements: int = 0
+    # The GPU generation (catalog hardware: "hopper", "ada", ...), for the weight formats it runs natively;
+    # empty when unknown (custom hardware), and then no format is ruled out.
+    gpu_generation: str = ""
+    # What the model's own architecture means for these figures, stated beside the verdict.
+    caveats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         errors: dict[str, str] = {}
@@ -274,8 +376,14 @@ class FitInput:
                 f"{self.model_name or 'This model'} handles at most {self.max_context_tokens:,} tokens of context "
                 f"(its config.json); {self.context_tokens:,} is longer. Enter {self.max_context_tokens:,} or less."
             )
+        if self.sliding_layers + self.linear_layers > self.layers or (self.sliding_layers and not self.sliding_window):
+            errors["layers"] = "Sliding-window and linear-attention layers must be among the layers, with a window."
         if errors:
             raise FitError(errors)
+
+    @property
+    def full_attention_layers(self) -> int:
+        return self.layers - self.sliding_layers - self.linear_layers
 
     @property
     def splits_experts(self) -> bool:
@@ -330,13 +438,30 @@ class ExpertOffload:
 
 
 @dataclass(frozen=True)
+class KvCacheOption:
+    """A smaller KV-cache precision with which the model fits as entered."""
+
+    slug: str
+    name: str
+    total_gib: float
+    headroom_gib: float
+
+
+@dataclass(frozen=True)
 class WhatWouldFit:
+    # In the order a practitioner tries them: the KV cache's precision, then (FitResult's largest context and
+    # concurrency), then weight formats, then devices, then CPU offload.
+    kv_cache: KvCacheOption | None = None
+    # Smaller KV precisions tried, none of which fits (names), when kv_cache is None.
+    kv_cache_tried: list[str] = field(default_factory=list)
     formats: list[FormatOption] = field(default_factory=list)
+    # Smaller formats left out because the GPU generation has no native kernels for them (names).
+    formats_not_native: list[str] = field(default_factory=list)
     # The smallest valid tensor-parallel size above the current device count that holds the model.
     devices_needed: int | None = None
     offload: Offload | None = None
     expert_offload: ExpertOffload | None = None
-    # Why no CPU offload is offered (several GPUs, unified memory); empty when one is.
+    # Why no CPU offload is offered (several GPUs, unified memory, several sequences); empty when one is.
     offload_ruled_out: str = ""
 
 
@@ -344,21 +469,33 @@ class WhatWouldFit:
 class FitResult:
     weights_gib: float
     active_weights_gib: float
+    # Bytes per token of context in the layers whose cache grows with it (full attention or latent).
     kv_per_token_bytes: float
+    # Per sequence, whatever its length past the window: the sliding-window layers' cache when full, and the
+    # linear-attention layers' state.
+    kv_window_bytes_per_sequence: float
+    linear_state_bytes_per_sequence: float
     kv_cache_gib: float
     # Copies of the KV cache tensor parallelism keeps (vLLM replicates KV heads when the devices outnumber them).
     kv_replicas: float
     overhead_gib: float
+    # What the overhead is: "engine" (vLLM's 10 % reserve) or "working-set" (macOS's GPU limit).
+    overhead_kind: str
     total_gib: float
     capacity_gib: float
     headroom_gib: float
     fits: bool
     max_context_tokens: int
+    # Whether the largest context stops at the model's own maximum rather than at memory.
+    max_context_is_model_limit: bool
     max_concurrency: int
     bytes_per_token_gb: float
     # None when the model does not fit: a ceiling for weights that are not there would mislead.
     decode_ceiling_tps: float | None
     aggregate_ceiling_tps: float | None
+    # Several devices under llama.cpp's default layer split: they run one after another, so one sequence
+    # decodes at one device's bandwidth. None on one device or when it does not fit.
+    layer_split_ceiling_tps: float | None
     is_moe: bool
     # The tensor-parallel sizes vLLM accepts for this model up to MAX_DEVICES_SUGGESTED, and whether the
     # chosen device count is one of them.
@@ -396,6 +533,17 @@ def kv_replicas(*, devices: int, kv_heads: int, latent: bool) -> float:
     return max(1.0, devices * max(1, kv_heads // devices) / kv_heads)
 
 
+def weights_gib(*, params_b: float, bits_per_weight: float) -> float:
+    """Weights alone: parameters x bits per weight, in GiB."""
+    return params_b * bits_per_weight * 1e9 / 8 / GIB
+
+
+def usable_memory_gib(*, memory_gib: float, unified_memory: bool = False) -> float:
+    """What one device leaves for weights and KV cache once the engine's reserve (or macOS's cap) is held back."""
+    reserve = 1 - APPLE_WORKING_SET_FRACTION if unified_memory else ENGINE_RESERVED_FRACTION
+    return memory_gib * (1 - reserve)
+
+
 def _weight_bytes(spec: FitInput, params_b: float, bits_per_weight: float) -> float:
     """Bytes for `params_b` parameters, the shared (non-expert) part at its own precision when given."""
     shared = min(spec.shared_params_b or 0.0, params_b)
@@ -403,27 +551,63 @@ def _weight_bytes(spec: FitInput, params_b: float, bits_per_weight: float) -> fl
     return ((params_b - shared) * bits_per_weight + shared * shared_bits) * 1e9 / 8
 
 
-def _kv_per_token(spec: FitInput) -> float:
-    return kv_bytes_per_token(layers=spec.layers, kv_heads=spec.kv_heads, head_dim=spec.head_dim,
-                              bytes_per_element=spec.kv_bytes_per_element, latent_dim=spec.kv_latent_dim)
+def _kv_per_token(spec: FitInput, kv_bytes: float | None = None) -> float:
+    """Bytes per token of context in the full-attention (or latent) layers: the part that grows with it."""
+    return kv_bytes_per_token(layers=spec.full_attention_layers, kv_heads=spec.kv_heads, head_dim=spec.head_dim,
+                              bytes_per_element=kv_bytes or spec.kv_bytes_per_element, latent_dim=spec.kv_latent_dim)
+
+
+def _window_per_token(spec: FitInput, kv_bytes: float | None = None) -> float:
+    return kv_bytes_per_token(layers=spec.sliding_layers, kv_heads=spec.kv_heads, head_dim=spec.head_dim,
+                              bytes_per_element=kv_bytes or spec.kv_bytes_per_element)
+
+
+def _linear_state(spec: FitInput) -> float:
+    return spec.linear_layers * spec.linear_state_elements * LINEAR_STATE_BYTES
+
+
+def _kv_per_sequence(spec: FitInput, context_tokens: int, kv_bytes: float | None = None) -> float:
+    """One sequence's cache: full layers hold every token, windowed layers at most the window, linear layers a
+    state of constant size."""
+    windowed = min(context_tokens, spec.sliding_window or 0)
+    return (_kv_per_token(spec, kv_bytes) * context_tokens + _window_per_token(spec, kv_bytes) * windowed
+            + _linear_state(spec))
 
 
 def _kv_replicas(spec: FitInput, devices: int) -> float:
     return kv_replicas(devices=devices, kv_heads=spec.kv_heads, latent=bool(spec.kv_latent_dim))
 
 
-def _memory(spec: FitInput, bits_per_weight: float, devices: int) -> tuple[float, float, float, float]:
+def _memory(spec: FitInput, bits_per_weight: float, devices: int,
+            kv_bytes: float | None = None) -> tuple[float, float, float, float]:
     """(weights, kv cache, overhead, capacity) in bytes."""
     weights = _weight_bytes(spec, spec.params_b, bits_per_weight)
-    kv_cache = _kv_per_token(spec) * spec.context_tokens * spec.concurrency * _kv_replicas(spec, devices)
+    kv_cache = _kv_per_sequence(spec, spec.context_tokens, kv_bytes) * spec.concurrency * _kv_replicas(spec, devices)
     capacity = spec.memory_gib * GIB * devices
-    return weights, kv_cache, ENGINE_RESERVED_FRACTION * capacity, capacity
+    usable = usable_memory_gib(memory_gib=spec.memory_gib, unified_memory=spec.unified_memory) * GIB * devices
+    return weights, kv_cache, capacity - usable, capacity
 
 
-def _fits(spec: FitInput, bits_per_weight: float, devices: int) -> tuple[bool, float]:
-    weights, kv_cache, overhead, capacity = _memory(spec, bits_per_weight, devices)
+def _fits(spec: FitInput, bits_per_weight: float, devices: int, kv_bytes: float | None = None) -> tuple[bool, float]:
+    weights, kv_cache, overhead, capacity = _memory(spec, bits_per_weight, devices, kv_bytes)
     total = weights + kv_cache + overhead
     return total <= capacity, total
+
+
+def _largest_context(spec: FitInput, free: float, replicas: float) -> tuple[int, bool]:
+    """The longest context every sequence can have in `free` bytes, and whether the model's own limit set it."""
+    budget = free / (replicas * spec.concurrency) - _linear_state(spec)
+    limit = spec.max_context_tokens or MAX_CONTEXT_TOKENS
+    if budget <= 0:
+        return 0, False
+    full, windowed, window = _kv_per_token(spec), _window_per_token(spec), spec.sliding_window or 0
+    if full == 0:
+        tokens = limit if windowed == 0 or budget >= windowed * window else int(budget // windowed)
+    elif budget >= (full + windowed) * window:
+        tokens = int((budget - windowed * window) // full)
+    else:
+        tokens = int(budget // (full + windowed))
+    return min(tokens, limit), tokens >= limit
 
 
 def _offload_ruled_out(spec: FitInput) -> str:
@@ -433,21 +617,51 @@ def _offload_ruled_out(spec: FitInput) -> str:
     if spec.devices > 1:
         return ("No llama.cpp CPU offload on several GPUs: the engine guide rules llama.cpp out for multiple "
                 "GPUs. Add devices or choose a smaller format, and serve with vLLM or SGLang.")
+    if spec.concurrency > 1:
+        return (f"No CPU offload for {spec.concurrency} concurrent sequences: every token would wait on system "
+                "memory, a trade one local user may accept and a served endpoint should not.")
     return ""
 
 
+def _kv_cache_options(spec: FitInput) -> tuple[KvCacheOption | None, list[str]]:
+    """The first smaller KV precision that fits, in the order KV_CACHE_BYTES lists them, and those tried.
+
+    llama.cpp's quantized caches only where llama.cpp is an answer (one device); FP8 is vLLM's and SGLang's,
+    which do not run on Apple silicon.
+    """
+    tried = []
+    for slug, (name, kv_bytes) in KV_CACHE_BYTES.items():
+        llama_cpp_only = slug.startswith("q")
+        if kv_bytes >= spec.kv_bytes_per_element or (llama_cpp_only and spec.devices > 1) \
+                or (slug == "fp8" and spec.unified_memory):
+            continue
+        fits, total = _fits(spec, spec.bits_per_weight, spec.devices, kv_bytes)
+        if fits:
+            capacity = spec.memory_gib * GIB * spec.devices
+            return KvCacheOption(slug, name, total / GIB, (capacity - total) / GIB), tried
+        tried.append(name)
+    return None, tried
+
+
 def what_would_fit(spec: FitInput, formats: tuple[WeightFormat, ...] = ()) -> WhatWouldFit:
-    """Smaller formats that fit, the device count that fits, and llama.cpp's CPU+GPU split with its cost."""
+    """What to try, in order: KV precision, smaller native formats, more devices, then llama.cpp's offload."""
     ruled_out = _offload_ruled_out(spec)
-    options = []
-    for fmt in sorted(formats or WEIGHT_FORMATS, key=lambda fmt: -fmt.bits_per_weight):
-        # A GGUF file means llama.cpp, which the engine guide rules out for several GPUs.
-        if fmt.bits_per_weight >= spec.bits_per_weight or (fmt.is_gguf and spec.devices > 1):
+    kv_option, kv_tried = _kv_cache_options(spec)
+    native = NATIVE_WEIGHT_FORMATS.get(spec.gpu_generation)
+    options, not_native = [], []
+    # The GPU's own formats first, largest first; llama.cpp's GGUF files after them.
+    for fmt in sorted(formats or WEIGHT_FORMATS, key=lambda fmt: (fmt.is_gguf, -fmt.bits_per_weight)):
+        # A GGUF file means llama.cpp: the engine guide rules it out for several GPUs, and it serves one
+        # local user, not many sequences at once.
+        if fmt.bits_per_weight >= spec.bits_per_weight or (fmt.is_gguf and (spec.devices > 1 or spec.concurrency > 1)):
+            continue
+        if native is not None and not fmt.is_gguf and fmt.slug not in native:
+            not_native.append(fmt.name)
             continue
         fits, total = _fits(spec, fmt.bits_per_weight, spec.devices)
         if fits:
             options.append(FormatOption(fmt.slug, fmt.name, fmt.bits_per_weight, total / GIB))
-    devices_needed = next(
+    devices_needed = None if spec.unified_memory else next(
         (count for count in tensor_parallel_sizes(spec.attention_heads)
          if count > spec.devices and _fits(spec, spec.bits_per_weight, count)[0]),
         None,
@@ -455,7 +669,8 @@ def what_would_fit(spec: FitInput, formats: tuple[WeightFormat, ...] = ()) -> Wh
     expert_offload = None if ruled_out else _expert_offload(spec)
     # For MoE models llama.cpp's own help points to --n-cpu-moe rather than splitting whole layers.
     offload = None if ruled_out or expert_offload else _offload(spec)
-    return WhatWouldFit(formats=options[:3], devices_needed=devices_needed, offload=offload,
+    return WhatWouldFit(kv_cache=kv_option, kv_cache_tried=kv_tried, formats=options[:3],
+                        formats_not_native=not_native, devices_needed=devices_needed, offload=offload,
                         expert_offload=expert_offload, offload_ruled_out=ruled_out)
 
 
@@ -496,7 +711,7 @@ def _expert_offload(spec: FitInput) -> ExpertOffload | None:
     # What a token reads outside the routed experts stays in VRAM, at the shared weights' precision.
     active_shared = ((spec.active_params_b - spec.active_expert_params_b)
                      * (spec.shared_bits_per_weight or spec.bits_per_weight) * 1e9 / 8)
-    gpu_bytes = active_shared + active_experts * (1 - cpu_share) + _kv_per_token(spec) * spec.context_tokens
+    gpu_bytes = active_shared + active_experts * (1 - cpu_share) + _kv_per_sequence(spec, spec.context_tokens)
     system_bytes = active_experts * cpu_share
     ceiling = gpu_ceiling = system_ceiling = None
     if spec.system_bandwidth_gb_s:
@@ -517,35 +732,42 @@ def _expert_offload(spec: FitInput) -> ExpertOffload | None:
 def calculate(spec: FitInput) -> FitResult:
     weights, kv_cache, overhead, capacity = _memory(spec, spec.bits_per_weight, spec.devices)
     active = _weight_bytes(spec, spec.active_params_b or spec.params_b, spec.bits_per_weight)
-    per_token = _kv_per_token(spec)
     replicas = _kv_replicas(spec, spec.devices)
     total = weights + kv_cache + overhead
     fits = total <= capacity
     free_for_kv = capacity - weights - overhead
-    max_context = max(0, int(free_for_kv // (per_token * replicas * spec.concurrency)))
-    max_concurrency = max(0, int(free_for_kv // (per_token * replicas * spec.context_tokens)))
+    max_context, model_limit = _largest_context(spec, free_for_kv, replicas)
+    sequence = _kv_per_sequence(spec, spec.context_tokens)
+    max_concurrency = max(0, int(free_for_kv // (sequence * replicas)))
     bandwidth = spec.bandwidth_gb_s * GB * spec.devices
     # One decode step reads the active weights once for the whole batch and each sequence's own KV cache
     # (every replica of it, each on its own device).
-    single_bytes = active + per_token * replicas * spec.context_tokens
-    batch_bytes = active + per_token * replicas * spec.context_tokens * spec.concurrency
+    single_bytes = active + sequence * replicas
+    batch_bytes = active + sequence * replicas * spec.concurrency
     sizes = tensor_parallel_sizes(spec.attention_heads)
+    # A layer split keeps one copy of the cache and reads the devices' shares one after another.
+    layer_split = spec.bandwidth_gb_s * GB / (active + sequence) if fits and spec.devices > 1 else None
     return FitResult(
         weights_gib=weights / GIB,
         active_weights_gib=active / GIB,
-        kv_per_token_bytes=per_token,
+        kv_per_token_bytes=_kv_per_token(spec),
+        kv_window_bytes_per_sequence=_window_per_token(spec) * (spec.sliding_window or 0),
+        linear_state_bytes_per_sequence=_linear_state(spec),
         kv_cache_gib=kv_cache / GIB,
         kv_replicas=replicas,
         overhead_gib=overhead / GIB,
+        overhead_kind="working-set" if spec.unified_memory else "engine",
         total_gib=total / GIB,
         capacity_gib=capacity / GIB,
         headroom_gib=(capacity - total) / GIB,
         fits=fits,
         max_context_tokens=max_context,
+        max_context_is_model_limit=model_limit,
         max_concurrency=max_concurrency,
         bytes_per_token_gb=single_bytes / GB,
         decode_ceiling_tps=decode_ceiling(bandwidth_gb_s=bandwidth / GB, bytes_per_token=single_bytes) if fits else None,
         aggregate_ceiling_tps=bandwidth / batch_bytes * spec.concurrency if fits else None,
+        layer_split_ceiling_tps=layer_split,
         is_moe=spec.active_params_b is not None and spec.active_params_b < spec.params_b,
         tensor_parallel_sizes=sizes,
         devices_valid_for_tensor_parallel=spec.devices in sizes,

@@ -243,12 +243,14 @@ class ExcludedTool:
 
 @dataclass(frozen=True)
 class SwitchOption:
-    """Another answer's top pick: "switch to `name` when `when`"."""
+    """Another answer's top pick: "switch to `name` when `when`", or, when that pick is the same engine with an
+    orchestration layer on top, "add `companion_name` to `name` when `when`"."""
 
     tool: str
     name: str
     companion_name: str
     when: str
+    adds_companion: bool = False
 
 
 @dataclass
@@ -311,11 +313,15 @@ def _switch_options(profile: Profile, catalog: CatalogData, top: RankedTool | No
         other = results[0] if results else None
         if other is None or (other.tool, other.companion) in seen or other.kind != top.kind:
             continue
+        if other.tool == top.companion and not other.companion:
+            # The bare engine the pick already runs on is no other pick.
+            continue
         if len(results) > 1 and results[1].tied and results[1].rank == other.rank:
             # A tie at the top names no pick to switch to.
             continue
         seen.add((other.tool, other.companion))
-        options.append(SwitchOption(other.tool, other.name, other.companion_name, wording))
+        options.append(SwitchOption(other.tool, other.name, other.companion_name, wording,
+                                    adds_companion=other.tool == top.tool))
         if len(options) == MAX_SWITCHES:
             break
     return options

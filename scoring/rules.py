@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scoring.profile import Profile
+from scoring.profile import HARDWARE_CLASSES, Profile
 
 # Catalog Source keys of the seed documents (created by the catalog fixtures).
 ENGINE_GUIDE = "seed-000-engine-guide"
@@ -276,19 +276,7 @@ GUIDE_ENGINES: tuple[str, ...] = (
 )
 
 # Which catalog hardware targets let a tool run on each wizard hardware answer (any one is enough).
-HARDWARE_TARGETS: dict[str, tuple[str, ...]] = {
-    "mac": ("apple-silicon",),
-    "laptop_edge": ("x86-cpu", "arm-cpu", "other-cpu", "apple-silicon", "vulkan", "windows-directml"),
-    "cpu_server": ("x86-cpu", "arm-cpu"),
-    "rtx_single": ("nvidia-cuda",),
-    "rtx_multi": ("nvidia-cuda",),
-    "nvidia_hopper_node": ("nvidia-cuda",),
-    "nvidia_blackwell": ("nvidia-cuda",),
-    "amd_instinct": ("amd-rocm",),
-    "intel": ("intel-gpu", "intel-npu", "x86-cpu"),
-    "browser_app": ("webgpu-browser", "mobile"),
-    "none": (),
-}
+HARDWARE_TARGETS: dict[str, tuple[str, ...]] = {hardware.slug: hardware.targets for hardware in HARDWARE_CLASSES}
 
 
 @dataclass(frozen=True)

@@ -119,3 +119,28 @@ def test_fill_the_break_even_form(live_server, loaded_catalog, page, screenshot)
     assert "730 hours in a month" in page.locator("#result .notice").inner_text()
     assert "verified 2026-10-19" in providers.first.inner_text()
     screenshot(page, "break-even")
+
+
+@pytest.mark.parametrize("device", ["page", "phone_page"])
+def test_one_h100_from_the_catalog_to_its_fit_answer(live_server, loaded_catalog, request, screenshot, device):
+    browser_page = request.getfixturevalue(device)
+    browser_page.goto(f"{live_server.url}/recommend/")
+    browser_page.select_option("#id_hardware", "nvidia-h100-sxm")
+    browser_page.fill("#id_gpu_count", "1")
+    browser_page.select_option("#id_model", "gpt-oss-120b")
+    browser_page.fill("#id_concurrency", "50")
+    browser_page.get_by_role("button", name="Recommend").click()
+    browser_page.wait_for_url("**/recommend/?*hardware=nvidia-h100-sxm*")
+
+    assert "1× NVIDIA H100 SXM" in browser_page.locator("#published-heading").inner_text()
+    width = browser_page.viewport_size["width"]
+    assert browser_page.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(browser_page, f"one-h100-wizard-{width}", full_page=False)
+
+    browser_page.locator('a[data-link="fit"]').click()
+    browser_page.wait_for_url("**/fit/?*")
+    assert browser_page.locator("#fit-heading").inner_text() == "It does not fit"
+    assert browser_page.locator("#what-would-fit li").first.get_attribute("data-option") == "kv-cache"
+    assert "128-token sliding window" in browser_page.locator("#fit-caveats").inner_text()
+    assert browser_page.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(browser_page, f"one-h100-fit-{width}", full_page=False)

@@ -177,7 +177,9 @@ def test_schema_documents_allowed_values(api, db):
     schema = api.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
 
     parameters = {param["name"]: param for param in schema["paths"][RECOMMENDATIONS]["get"]["parameters"]}
-    assert "rtx_single" in parameters["hardware"]["schema"]["enum"]
+    # A wizard answer or any catalog device: the description names the answers and where the devices are listed.
+    assert "rtx_single" in parameters["hardware"]["description"]
+    assert "/api/v1/hardware/specs/" in parameters["hardware"]["description"]
     assert parameters["hardware"]["required"] is True
     assert "tools_with_json_schema" in parameters["needs"]["schema"]["items"]["enum"]
     for name in ("fits_fast_memory", "bottleneck", "architecture", "deployment", "quantization", "interconnect",
@@ -202,7 +204,7 @@ def test_fit_moe_on_a_24_gb_card_keeps_experts_in_system_memory(api, loaded_cata
     dense = api.get(FIT, {"model": "llama-3.3-70b", "weight_format": "q4_k_m",
                           "hardware": "nvidia-rtx-4090"}).json()["result"]["what_would_fit"]
 
-    assert moe["expert_offload"]["n_cpu_moe"] == 26 and moe["expert_offload"]["decode_ceiling_tps"] > 0
+    assert moe["expert_offload"]["n_cpu_moe"] == 25 and moe["expert_offload"]["decode_ceiling_tps"] > 0
     assert moe["offload"] is None and moe["devices_needed"] == 4
     assert dense["expert_offload"] is None and dense["offload"]["gpu_layers"] > 0
 
@@ -289,3 +291,54 @@ def test_an_answer_ranks_each_comparison_by_the_same_figure_as_the_evidence_matr
         assert [figure["engine"] for figure in answer["figures"]] == [ranked.series.engine for ranked in row.by_engine]
         assert [figure["figure"] for figure in answer["figures"]] == [
             round(ranked.value, 1) for ranked in row.by_engine]
+
+
+def test_one_h100_with_gpt_oss_cites_the_published_one_h100_evidence(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "nvidia-h100-sxm", "gpu_count": 1, "model": "gpt-oss-120b"}).json()
+
+    assert body["hardware"] == "nvidia_hopper_node" and body["hardware_label"] == "1× NVIDIA H100 SXM"
+    first = body["published_evidence"][0]
+    assert (first["hardware_slug"], first["hardware_count"], first["model_slug"]) == ("nvidia-h100-sxm", 1,
+                                                                                    "gpt-oss-120b")
+    assert all(figure["publisher"] and figure["url"] for figure in first["figures"])
+    # One GPU is not a multi-GPU answer: llama.cpp is not marked down for it.
+    llama = next(item for item in body["results"] if item["tool"] == "llama-cpp")
+    assert "several GPUs" not in " ".join(reason["text"] for reason in llama["reasons"])
+
+
+def test_links_carry_the_model_the_gpu_the_count_and_the_volumes(api, loaded_catalog):
+    links = api.get(RECOMMENDATIONS, {"hardware": "nvidia-h200", "gpu_count": 8, "model": "deepseek-r1",
+                                      "input_tokens_per_day": 7_000_000, "output_tokens_per_day": 900_000,
+                                      "concurrency": 32}).json()["links"]
+
+    assert links["fit"].startswith("/fit/?model=deepseek-r1&weight_format=fp8&hardware=nvidia-h200&devices=8"
+                                   "&concurrency=32&context_tokens=8192")
+    assert "input_tokens_per_day=7000000&output_tokens_per_day=900000&gpu_count=8" in links["break_even"]
+    assert links["cost"] == "/cost/?model=deepseek-r1&hardware=nvidia-h200&gpu_count=8"
+
+
+def test_a_mac_from_the_catalog_is_the_mac_answer(api, loaded_catalog):
+    body = api.get(RECOMMENDATIONS, {"hardware": "apple-m4-max"}).json()
+
+    assert body["hardware"] == "mac" and body["hardware_label"] == "1× Apple M4 Max"
+    assert body["results"][0]["tool"] in {"llama-cpp", "mlx-lm", "mlx", "lm-studio", "ollama"}
+
+
+@pytest.mark.parametrize(("query", "field"), [
+    ({"hardware": "h100"}, "hardware"),
+    ({"hardware": "nvidia-h100-sxm", "gpu_count": 0}, "gpu_count"),
+    ({"hardware": "nvidia-h100-sxm", "model": "gpt-5"}, "model"),
+])
+def test_unknown_hardware_or_model_is_a_400_naming_the_field(api, loaded_catalog, query, field):
+    response = api.get(RECOMMENDATIONS, query)
+
+    assert response.status_code == 400 and field in response.json()["error"]["fields"], response.json()
+
+
+def test_the_pick_is_never_its_own_switch(api, loaded_catalog):
+    for deployment in ("local", "production"):
+        body = api.get(RECOMMENDATIONS, {"hardware": "nvidia_hopper_node", "deployment": deployment}).json()
+        top = body["results"][0]
+        for option in body["switch_when"]:
+            assert option["tool"] != top["companion"]
+            assert option["adds_companion"] == (option["tool"] == top["tool"])

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse, reverse_lazy
 
 from catalog.models import Tool
-from recommend.forms import WizardForm
+from scoring import profile as choices
 
 from tests.factories import CompatStatusFactory, HardwareSpecFactory, MeasurementSummaryFactory, SourceFactory, ToolFactory
 from tests.factories import UseCaseFactory, UseCaseRecommendationFactory, grow_catalog
@@ -126,12 +126,12 @@ def test_wizard_puts_one_pick_first_with_when_to_switch_and_the_form_after(clien
     assert 'action="/recommend/#result"' in page
     switches = response.context["result"]["switch_when"]
     assert {"tool": "llama-cpp", "name": "llama.cpp", "companion_name": "",
-            "when": "the model only fits in system memory (CPU+GPU offload)"} in switches
+            "when": "the model only fits in system memory (CPU+GPU offload)", "adds_companion": False} in switches
     assert "Switch to <a" in page and "when you serve several users at once" in page
     # The links carry the model and its published format as well, so that they answer (issue 23).
     assert ("/fit/?model=gpt-oss-120b&amp;weight_format=mxfp4&amp;hardware=nvidia-rtx-4090&amp;devices=1"
             "&amp;concurrency=1&amp;context_tokens=16384#result") in page
-    assert "/break-even/?input_tokens_per_day=50000000&amp;output_tokens_per_day=10000000&amp;utilisation=50" \
+    assert "/break-even/?input_tokens_per_day=50000000&amp;output_tokens_per_day=10000000" \
         "&amp;gpu_count=1&amp;model=gpt-oss-120b#result" in page
 
 
@@ -424,7 +424,7 @@ def test_fit_moe_on_a_24_gb_card_offers_experts_in_system_memory_and_a_dense_mod
     moe = html(client.get(FIT, {"model": "gpt-oss-120b", "hardware": "nvidia-rtx-4090", "system_bandwidth_gb_s": 89.6}))
 
     assert 'data-fits="false"' in moe and 'data-option="expert-offload"' in moe
-    assert '<code id="expert-offload-flags">--n-gpu-layers all --n-cpu-moe 26</code>' in moe
+    assert '<code id="expert-offload-flags">--n-gpu-layers all --n-cpu-moe 25</code>' in moe
     assert "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU" in moe
     assert 'id="expert-offload-ceiling"' in moe and "from system memory at 89.6 GB/s" in moe
     assert 'data-option="offload"' not in moe
@@ -489,14 +489,16 @@ def wizard_links(page: str) -> dict[str, str]:
     return {kind: unescape(href) for href, kind in re.findall(r'<a href="([^"]+)" data-link="([\w-]+)"', page)}
 
 
-@pytest.mark.parametrize("hardware", [value for value, _ in WizardForm.base_fields["hardware"].choices])
+@pytest.mark.parametrize("hardware", choices.values_of(choices.HARDWARE_CHOICES))
 def test_every_wizard_answer_links_to_fit_and_break_even_answers(client, loaded_catalog, hardware):
     page = html(client.get(WIZARD, {"hardware": hardware, "hosted_ok": "on"}))
 
     links = wizard_links(page)
-    assert set(links) == {"fit", "break-even"}, hardware
+    assert set(links) == {"fit", "break-even", "cost"}, hardware
     answers = {}
     for kind, url in links.items():
+        if kind == "cost":
+            continue
         response = client.get(url)
         assert response.status_code == 200, (hardware, kind, url)
         assert response.context["result"], (hardware, kind, url)
@@ -510,7 +512,7 @@ def test_every_wizard_answer_links_to_fit_and_break_even_answers(client, loaded_
 def test_wizard_links_from_a_laptop_say_which_gpu_they_show(client, loaded_catalog):
     page = html(client.get(WIZARD, {"hardware": "laptop_edge"}))
 
-    assert "How much memory does gpt-oss-120b (MoE) need?" in page
+    assert "How much memory does gpt-oss-120b need?" in page
     assert "(shown on one NVIDIA H100 SXM; enter your own hardware there)" in page
 
 
@@ -617,7 +619,8 @@ def test_the_chosen_model_selects_its_comparisons_and_the_ranking_does_not_chang
 def test_hardware_without_a_comparison_for_the_model_says_so_and_names_the_models_that_have_one(client,
                                                                                                loaded_catalog):
     page = unescape(html(client.get(WIZARD, {"hardware": "amd_instinct"})))
-    assert "No published comparison of several engines on this hardware for gpt-oss-120b yet." in page
+    assert ("No published comparison of several engines for gpt-oss-120b on AMD Instinct MI300 / MI325 / MI350 / "
+            "MI355 yet.") in page
     assert "There is one for DeepSeek-R1" in page
     laptop = html(client.get(WIZARD, {"hardware": "laptop_edge"}))
     assert "reco-published" not in laptop
@@ -628,3 +631,63 @@ def test_a_model_without_published_comparisons_is_refused_naming_the_field(clien
     assert response.status_code == 400
     summary = html(response)[html(response).index('id="form-errors"'):]
     assert "Which model will you serve?" in summary
+
+
+def test_wizard_takes_one_catalog_gpu_and_any_catalog_model(client, loaded_catalog):
+    response = client.get(WIZARD, {"hardware": "nvidia-h100-sxm", "gpu_count": 1, "model": "gpt-oss-120b",
+                                   "deployment": "production", "concurrency": 50})
+    page = unescape(html(response))
+
+    assert response.status_code == 200
+    assert "What published benchmarks measured for gpt-oss-120b on 1× NVIDIA H100 SXM" in page
+    links = wizard_links(html(response))
+    assert links["fit"].startswith("/fit/?model=gpt-oss-120b&weight_format=mxfp4&hardware=nvidia-h100-sxm"
+                                   "&devices=1&concurrency=50")
+    assert links["cost"] == "/cost/?model=gpt-oss-120b&hardware=nvidia-h100-sxm&gpu_count=1"
+    # The form offers the catalog's devices beside the kinds of hardware, and every catalog model.
+    assert '<optgroup label="A device from the catalog (say how many below)">' in page
+    assert '<option value="apple-m4-max">Apple M4 Max</option>' in page
+    assert '<option value="qwen3-5-35b-a3b">Qwen3.5-35B-A3B</option>' in page
+
+
+def test_wizard_ranking_numbers_are_the_ranks(client, loaded_catalog):
+    page = html(client.get(WIZARD, {"hardware": "nvidia_hopper_node", "deployment": "production"}))
+
+    for rank, value in re.findall(r'data-rank="(\d+)" value="(\d+)"', page):
+        assert rank == value
+    assert 'class="reco-rank">#' not in page
+
+
+def test_wizard_adds_an_orchestrator_rather_than_switching_to_the_pick(client, loaded_catalog):
+    page = html(client.get(WIZARD, {"hardware": "nvidia_hopper_node", "deployment": "production"}))
+
+    assert "Add NVIDIA Dynamo on top of <a" in page
+    assert not re.search(r'Switch to <a href="/tools/vllm/">vLLM</a> with', page)
+
+
+def test_wizard_names_an_unknown_device_on_the_field(client, loaded_catalog):
+    response = client.get(WIZARD, {"hardware": "h100"})
+
+    assert response.status_code == 400
+    assert "Select a valid choice" in html(response)
+
+
+def test_fit_page_gpt_oss_on_one_h100_at_8k_by_50_states_its_window_and_the_fp8_step(client, loaded_catalog):
+    response = client.get(FIT, {"model": "gpt-oss-120b", "hardware": "nvidia-h100-sxm", "context_tokens": 8192,
+                                "concurrency": 50})
+    page = unescape(html(response))
+    result = response.context["result"]["result"]
+
+    assert result["kv_cache_gib"] == pytest.approx(14.28, abs=0.01) and result["max_concurrency"] == 39
+    assert page.index('id="fit-caveats"') < page.index('id="what-would-fit"')
+    assert "128-token sliding window" in page
+    steps = re.findall(r'<li data-option="([\w-]+)"', page)
+    assert steps[:4] == ["kv-cache", "context", "format", "devices"]
+    assert "--kv-cache-dtype fp8" in page
+
+
+def test_fit_page_on_a_mac_names_the_gpu_working_set(client, loaded_catalog):
+    page = html(client.get(FIT, {"model": "llama-3.3-70b", "hardware": "apple-m3-ultra"}))
+
+    assert "recommendedMaxWorkingSetSize" in page and "iogpu.wired_limit_mb" in page
+    assert "gpu_memory_utilization" not in page.split('id="result"')[1].split("</table>")[0]
