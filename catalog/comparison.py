@@ -64,6 +64,11 @@ class MatrixRow:
         return len({(cell.state, cell.text) for cell in self.cells if cell.state != UNKNOWN}) > 1
 
     @property
+    def labelled_cells(self) -> list[tuple[str, Cell]]:
+        """(tool name, cell) pairs: a phone shows each cell under its tool's name."""
+        return list(zip(self.tools, self.cells, strict=True))
+
+    @property
     def not_stated_for(self) -> list[str]:
         return [name for name, cell in zip(self.tools, self.cells, strict=True) if cell.state == UNKNOWN]
 

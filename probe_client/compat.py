@@ -52,6 +52,9 @@ WEATHER_TOOL = {
         },
     },
 }
+# The same tool with OpenAI's structured tool calling: "strict": true asks the server to constrain the arguments to
+# the parameters schema (every property required, no others), as json_schema's strict mode does for an answer.
+STRICT_WEATHER_TOOL = {"type": "function", "function": {**WEATHER_TOOL["function"], "strict": True}}
 WEATHER_SCHEMA = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "temperature_c": {"type": "number"}},
@@ -369,6 +372,31 @@ async def check_parallel_tool_calls(ctx: _Context, name: str) -> CompatCheckResu
         detail = "one tool call for a two-city request with parallel_tool_calls=false"
         return _result(name, "supported", exchange, detail)
     return _result(name, "accepted", exchange, "accepted; the model made no tool call")
+
+
+@compat_check(
+    "strict_tools",
+    parameters=("tools",),
+    request="one get_weather tool with strict: true, tool_choice: auto",
+    supported_when="a get_weather call whose arguments validate against the tool's parameters schema",
+)
+async def check_strict_tools(ctx: _Context, name: str) -> CompatCheckResult:
+    body = ctx.body(PROMPT_WEATHER, max_tokens=ROOM, tools=[STRICT_WEATHER_TOOL], tool_choice="auto")
+    data, exchange = await _answer(name, ctx, body)
+    calls = _tool_calls(data)
+    if not calls:
+        return _result(name, "accepted", exchange, "answered in text without a tool call")
+    function = calls[0].get("function") or {}
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        arguments = _parse_json_text(arguments)
+    if function.get("name") != "get_weather" or not isinstance(arguments, dict):
+        return _result(name, "ignored", exchange, f"a tool call with unusable name/arguments: {function.get('name')!r}")
+    try:
+        jsonschema.validate(arguments, STRICT_WEATHER_TOOL["function"]["parameters"])
+    except jsonschema.ValidationError as error:
+        return _result(name, "ignored", exchange, f"arguments that break the strict schema: {error.message[:120]}")
+    return _result(name, "supported", exchange, f"strict tool call get_weather({json.dumps(arguments)[:80]})")
 
 
 def _cut_or_ignored(name: str, data: dict, exchange: Exchange, not_json: str) -> CompatCheckResult:

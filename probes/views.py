@@ -15,6 +15,7 @@ from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STRE
 from probes.selectors.dashboards import ENGINES, PROVIDERS
 from probes.selectors.methodology import buffered_share_percent, freshness_report, probe_schedule, probe_workloads
 from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
+from scoring.figures import PUBLISHER_PRECEDENCE
 from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, OUTPUT_SPEED, PAGE_METRICS, TTFT
 
 # The metrics drawn over time on the dashboards: (summary key, label, unit).
@@ -84,6 +85,7 @@ def methodology(request: HttpRequest) -> HttpResponse:
         "buffered_share_percent": buffered_share_percent(),
         "outcome_legend": MEASURED_OUTCOMES,
         "checks": CHECKS.values(),
+        "publisher_precedence": PUBLISHER_PRECEDENCE,
         "stale_single_hours": int(STALE_AFTER_SINGLE_STREAM.total_seconds() // 3600),
         "stale_parallel_hours": int(STALE_AFTER_PARALLEL.total_seconds() // 3600),
     }

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from scoring.figures import preferred_publisher
 from scoring.money import format_usd
 from scoring.profile import Profile
 from scoring.rules import (
@@ -708,9 +709,10 @@ def _measured_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
 
 def _reported_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
                        model: str | None) -> dict[str, _SpeedEvidence]:
-    """Figures of one publisher only, and one latency metric of it, so they compare like for like: for a latency
-    goal the publisher and latency metric covering most providers (time to first answer token on a tie), otherwise
-    the publisher covering most providers with any figure. A provider's own headline figures are left out."""
+    """Figures of one publisher only, and one latency metric of it, so they compare like for like: the most
+    preferred publisher (scoring.figures, the rule every page follows) among those with figures (with a latency
+    figure, for a latency goal), and its latency metric covering most providers (time to first answer token on a
+    tie). A provider's own headline figures are left out."""
     figures = [figure for figure in catalog.reported if figure.tool in slugs and model_slug(figure.model) == model
                and not figure.self_reported and (figure.output_speed_tps or figure.ttft_ms or figure.ttfat_ms)]
     if not figures:
@@ -723,17 +725,9 @@ def _reported_evidence(profile: Profile, catalog: CatalogData, slugs: list[str],
         for key in (OUTPUT_SPEED.key, *latency_keys):
             if getattr(figure, key):
                 coverage.setdefault((figure.publisher, key), set()).add(figure.tool)
-    latency_options = [option for option in coverage if option[1] in latency_keys]
-    if profile.optimize_for == "latency" and latency_options:
-        publisher, latency_key = max(latency_options, key=lambda option: (
-            len(coverage[option]), option[1] == latency_keys[0], latest[option[0]], option[0]))
-    else:
-        def tools_of(name: str) -> set[str]:
-            return set().union(*(tools for (other, _), tools in coverage.items() if other == name))
-
-        publisher = max(latest, key=lambda name: (len(tools_of(name)), latest[name], name))
-        latency_key = max(latency_keys, key=lambda key: (len(coverage.get((publisher, key), ())),
-                                                         key == latency_keys[0]))
+    with_latency = {name: latest[name] for name, key in coverage if key in latency_keys}
+    publisher = preferred_publisher(with_latency if profile.optimize_for == "latency" and with_latency else latest)
+    latency_key = max(latency_keys, key=lambda key: (len(coverage.get((publisher, key), ())), key == latency_keys[0]))
     label = dict(LATENCY_FIGURES)[latency_key]
     evidence: dict[str, _SpeedEvidence] = {}
     for figure in sorted((f for f in figures if f.publisher == publisher), key=lambda f: f.observed_on):

@@ -39,6 +39,7 @@ COMPAT_CHECK_CHOICES: tuple[tuple[str, str], ...] = (
     ("tools", "Tool (function) calling"),
     ("tool_choice_required", "Forcing the model to call a tool"),
     ("parallel_tool_calls", "Several tool calls in one answer"),
+    ("strict_tools", "Tool arguments that always follow the function's schema (strict: true)"),
     ("json_object", "Answers that are always valid JSON"),
     ("json_schema", "Answers that follow your JSON schema"),
     ("tools_with_json_schema", "Tool calls and a JSON schema together"),

@@ -6,6 +6,7 @@ from decimal import Decimal
 from django import template
 from django.utils.html import format_html, format_html_join
 
+from catalog.models import Tool
 from catalog.selectors import REFERENCE_MODEL_SLUG, headline_price_value
 from scoring.money import format_usd
 
@@ -22,6 +23,13 @@ def format_rating(rating: Decimal | None) -> str:
 @register.filter
 def usd(amount: Decimal | None) -> str:
     return EMPTY if amount is None or amount == "" else format_usd(amount)
+
+
+@register.filter
+def secondary_price_for(price, tool) -> bool:
+    """A hosted provider's price that cites another document than the provider's own page (the comparison guide,
+    say): the page labels it secondary."""
+    return tool.kind == Tool.Kind.PROVIDER and price.source.publisher != tool.name
 
 
 @register.filter

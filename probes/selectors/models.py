@@ -3,11 +3,11 @@
 
 One row per tool serving (provider) or running (engine) the model, with the tool's price for that same model,
 the context it serves, its documented API gaps, the figures third parties reported and the figures this site
-measured. Each figure column holds one metric, from one publisher (this site's measurements count as one) where
-one covers every row that has a figure, so a column compares like with like; otherwise measured figures come
-first and each cell names its publisher. The other kind of figure stays beside the column's one. A provider's own
-headline figure is never put in a column or a chart. A reported figure always carries its publisher, link and
-dates. A fixed number of queries, whatever the number of models, tools, figures or summaries.
+measured. Each figure column holds one metric, and each cell the one figure that speaks for that tool and model
+on every page (scoring.figures: this site's measurement, else the most preferred publisher's); the column names
+its publisher when every cell has the same one, and each cell names its own. A provider's own headline figure is
+never put in a column or a chart. A reported figure always carries its publisher, link and dates. A fixed number
+of queries, whatever the number of models, tools, figures or summaries.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from catalog.models import LanguageModel, ModelOffering, PriceItem, ReportedFigu
 from catalog.selectors import REFERENCE_MODEL_SLUG
 from probes.models import CompatStatus, MeasurementSummary, ProbeTarget
 from probes.selectors.cells import MetricFigures, WorkloadOption
+from scoring.figures import preferred_publisher
 from scoring.ranking import DocumentedCheck
 from scoring.vocabulary import (
     DOCUMENTED_GAPS,
@@ -130,20 +131,19 @@ class OfferingRow:
     def ttfat(self) -> Figure | None:
         return self.columns.get("ttfat_ms")
 
-    def also_reported(self, key: str) -> Figure | None:
-        """The other kind of figure shown under the column's one, so neither hides the other: a reported figure
-        under a measured one, this site's measurement under a publisher's."""
-        main = self.columns.get(key)
-        if main is None:
-            return None
-        if main.evidence == MEASURED:
-            return next(iter(self.reported_figures(key).values()), None)
-        return self.measured_figure(key)
+    def preferred_figure(self, key: str) -> Figure | None:
+        """The one figure of the metric `key` that speaks for this tool and model (scoring.figures)."""
+        measured = self.measured_figure(key)
+        if measured is not None:
+            return measured
+        reported = self.reported_figures(key)
+        publisher = preferred_publisher({name: figure.reported.observed_on for name, figure in reported.items()})
+        return reported[publisher] if publisher else None
 
     @property
-    def figure_cells(self) -> list[tuple[Metric, Figure | None, Figure | None]]:
-        """(metric, the column's figure, the other kind of figure under it) for each figure column."""
-        return [(metric, self.columns.get(metric.key), self.also_reported(metric.key)) for metric in COLUMN_METRICS]
+    def figure_cells(self) -> list[tuple[Metric, Figure | None]]:
+        """(metric, the column's figure) for each figure column."""
+        return [(metric, self.columns.get(metric.key)) for metric in COLUMN_METRICS]
 
     @property
     def documented_problems(self) -> list[tuple[str, str]]:
@@ -164,39 +164,29 @@ COLUMN_METRICS = (OUTPUT_SPEED, TTFT, TTFAT)
 
 @dataclass(frozen=True)
 class ColumnEvidence:
-    """Where one column's figures come from: one publisher (this site's measurements count as one) when one
-    covers every row that has a figure, else the best one per row, and the column says so."""
+    """Where one column's figures come from: one publisher (this site's measurements count as one) when every
+    figure of the column has the same, else `mixed`, and each cell names its own."""
 
     metric: Metric
     publisher: str | None
     mixed: bool
 
 
+def _publisher_of(figure: Figure) -> str:
+    return MEASURED if figure.reported is None else figure.reported.publisher
+
+
 def _choose_columns(rows: list[OfferingRow]) -> dict[str, ColumnEvidence]:
-    """Fill each row's columns with figures from one publisher where one covers every row that has a figure of
-    the metric; otherwise measured first, then the publisher covering most rows (the newest on a tie)."""
+    """Fill each row's columns with its preferred figure of each metric (OfferingRow.preferred_figure)."""
     evidence: dict[str, ColumnEvidence] = {}
     for metric in COLUMN_METRICS:
-        options: dict[str, dict[int, Figure]] = defaultdict(dict)
-        for index, row in enumerate(rows):
-            if (measured := row.measured_figure(metric.key)) is not None:
-                options[MEASURED][index] = measured
-            for publisher, figure in row.reported_figures(metric.key).items():
-                options[publisher][index] = figure
-        covered = set().union(*(set(figures) for figures in options.values())) if options else set()
-
-        def rank(publisher: str) -> tuple:
-            figures = options[publisher].values()
-            newest = max((f.reported.observed_on for f in figures if f.reported is not None), default=None)
-            return (publisher == MEASURED, len(options[publisher]), newest.isoformat() if newest else "", publisher)
-
-        order = sorted(options, key=rank, reverse=True)
-        whole = next((publisher for publisher in order if set(options[publisher]) == covered), None)
-        for index, row in enumerate(rows):
-            chosen = [whole] if whole else order
-            row.columns[metric.key] = next(
-                (options[publisher][index] for publisher in chosen if index in options[publisher]), None)
-        evidence[metric.key] = ColumnEvidence(metric, whole, mixed=whole is None and len(options) > 1)
+        publishers = set()
+        for row in rows:
+            figure = row.columns[metric.key] = row.preferred_figure(metric.key)
+            if figure is not None:
+                publishers.add(_publisher_of(figure))
+        whole = next(iter(publishers)) if len(publishers) == 1 else None
+        evidence[metric.key] = ColumnEvidence(metric, whole, mixed=len(publishers) > 1)
     return evidence
 
 

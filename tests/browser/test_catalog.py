@@ -84,8 +84,7 @@ def test_catalog_and_comparison_fit_a_phone(live_server, loaded_catalog, phone_p
     screenshot(phone_page, "tool-phone")
 
 
-def test_only_differences_without_javascript_and_sticky_on_a_phone(live_server, loaded_catalog, browser,
-                                                                   screenshot):
+def test_only_differences_without_javascript_cards_on_a_phone(live_server, loaded_catalog, browser, screenshot):
     context = browser.new_context(viewport={"width": 390, "height": 844}, java_script_enabled=False)
     try:
         page = context.new_page()
@@ -99,7 +98,26 @@ def test_only_differences_without_javascript_and_sticky_on_a_phone(live_server, 
         assert page.locator("tbody tr.row-same").count() == 0
         assert page.locator('.segmented a[aria-current="true"]').inner_text().startswith("Only differences")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        # One card per aspect: every cell under its tool's name, none wider than the screen.
+        first_cell = page.locator("tbody tr[data-row] td").first
+        label = first_cell.evaluate("el => getComputedStyle(el, '::before').content")
+        assert label == '"vLLM"'
+        assert first_cell.bounding_box()["width"] <= 390
+        screenshot(page, "only-differences-phone", full_page=False)
 
+        page.get_by_role("link", name=re.compile(r"^All rows")).click()
+        page.wait_for_url(lambda url: "only=" not in url)
+        assert page.locator("tbody tr[data-row]").count() == all_rows
+    finally:
+        context.close()
+
+
+def test_the_matrix_keeps_its_header_and_first_column_in_view_on_a_tablet(live_server, loaded_catalog, browser,
+                                                                         screenshot):
+    context = browser.new_context(viewport={"width": 700, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.url}/compare/?tools=vllm,sglang,llama-cpp,mlx")
         region = page.locator(".compare-scroll")
         first_label = page.locator("tbody tr[data-row] th").first
         header = page.locator("thead th").nth(1)
@@ -108,11 +126,7 @@ def test_only_differences_without_javascript_and_sticky_on_a_phone(live_server, 
         region.evaluate("el => { el.scrollLeft = 400; el.scrollTop = 600; }")
         assert first_label.bounding_box()["x"] == pytest.approx(left_before, abs=1)  # first column stays put
         assert header.bounding_box()["y"] == pytest.approx(top_before, abs=1)  # so does the header
-        screenshot(page, "only-differences-phone", full_page=False)
-
-        page.get_by_role("link", name=re.compile(r"^All rows")).click()
-        page.wait_for_url(lambda url: "only=" not in url)
-        assert page.locator("tbody tr[data-row]").count() == all_rows
+        screenshot(page, "compare-tablet", full_page=False)
     finally:
         context.close()
 

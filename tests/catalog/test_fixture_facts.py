@@ -169,7 +169,11 @@ def test_price_notes_keep_the_limits_credits_and_conditions_the_seed_states():
 
 def test_every_price_item_and_caveat_has_a_source_and_every_price_a_date():
     assert not PriceItem.objects.filter(source__isnull=True).exists()
-    assert set(PriceItem.objects.values_list("verified_on", flat=True)) == {SEED_VERIFIED_ON}
+    # A price carries the date of the page it cites: the engine comparison's, or a provider's own page's.
+    for price in PriceItem.objects.select_related("source"):
+        assert price.verified_on == price.source.verified_on, price.item
+    assert set(PriceItem.objects.filter(source__key="seed-002-engine-comparison").values_list(
+        "verified_on", flat=True)) == {SEED_VERIFIED_ON}
     assert not Caveat.objects.filter(source__isnull=True).exists()
     for model in (HardwareSupport, ToolQuantFormat, ToolApiSurface, ToolFeature):
         assert not model.objects.filter(source__isnull=True).exists(), model.__name__
@@ -280,7 +284,7 @@ def test_documented_api_gaps_are_attached_with_public_sources():
     assert "n is limited" not in cerebras.gaps and "response schema" not in cerebras.gaps
     assert {(check.check, check.source_key) for check in cerebras.documented_checks()} == {
         ("n", "seed-002-engine-comparison"), ("tools_with_json_schema", "seed-002-engine-comparison"),
-        ("logprobs", "cerebras-docs-gpt-oss"),
+        ("logprobs", "cerebras-docs-gpt-oss"), ("strict_tools", "cerebras-docs-gpt-oss"),
     }
     assert "<provider>/<model_name>" in together.gaps
     assert "tool" not in together.gaps

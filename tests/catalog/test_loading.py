@@ -140,7 +140,13 @@ def test_fixture_rows_edited_in_the_database_are_restored():
 def test_price_without_its_own_date_takes_the_verification_date_of_its_source():
     load(fixtures_dir=FIXTURES_DIR)
 
-    assert set(PriceItem.objects.values_list("verified_on", flat=True)) == {datetime.date(2026, 10, 19)}
+    for price in PriceItem.objects.select_related("source"):
+        assert price.verified_on == price.source.verified_on, price.item
+    # The engine comparison's prices carry the day it was verified; a provider's own page, the day it was read.
+    seed = PriceItem.objects.filter(source__key="seed-002-engine-comparison")
+    assert set(seed.values_list("verified_on", flat=True)) == {datetime.date(2026, 10, 19)}
+    assert PriceItem.objects.get(tool__slug="fireworks-ai", model__slug="gpt-oss-120b").verified_on == datetime.date(
+        2026, 12, 1)
 
 
 REMOVED = object()  # the field is taken out of the row

@@ -1,4 +1,7 @@
+import re
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from tests.catalog.test_selectors import _grow_catalog
@@ -98,3 +101,35 @@ def test_tool_page_shows_measured_targets_with_constant_queries(client, django_a
         html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
     assert f"Measured target {targets - 1}" in html
     assert "121" in html  # the 72-hour median TTFT of the summary, in ms
+
+
+def test_a_provider_price_links_its_own_page_with_its_date_and_others_are_labelled_secondary(client):
+    call_command("load_catalog", verbosity=0)
+    html = client.get(reverse("catalog:tool_detail", args=["fireworks-ai"])).content.decode()
+    rows = {re.search(r'<th scope="row" data-label="Item">(.*?)</th>', row).group(1): row
+            for row in re.findall(r"<tr>\s*<th scope=\"row\" data-label=\"Item\">.*?</tr>", html, re.S)}
+    own = rows["GPT OSS 120B"]
+    assert 'href="https://fireworks.ai/models/fireworks/gpt-oss-120b"' in own and 'datetime="2026-12-01"' in own
+    assert "data-secondary-price" not in own
+    assert all("data-secondary-price" in row for item, row in rows.items() if item != "GPT OSS 120B")
+    engine = client.get(reverse("catalog:tool_detail", args=["vllm"])).content.decode()
+    assert "data-secondary-price" not in engine
+
+
+@pytest.mark.parametrize("models", [1, 6])
+def test_tool_page_figures_per_model_with_constant_queries(client, django_assert_num_queries, models):
+    from tests.factories import LanguageModelFactory, ModelOfferingFactory, ReportedFigureFactory
+
+    tool = ToolFactory(slug="served", name="Served", kind="provider")
+    for index in range(models):
+        model = LanguageModelFactory(slug=f"served-model-{index}", name=f"Served model {index}")
+        ModelOfferingFactory(tool=tool, model=model)
+        ReportedFigureFactory(tool=tool, model=model, publisher="Artificial Analysis", value=100 + index)
+    # generation, the tool, 10 prefetches, 3 for its measured targets, 1 for the use cases naming it, 6 for the
+    # comparisons of its models (models, offerings, prices, reported figures, documented checks, probe targets;
+    # without targets there are no summaries or compat cells to read)
+    with django_assert_num_queries(22):
+        html = client.get(reverse("catalog:tool_detail", args=["served"])).content.decode()
+    figures = html.split("data-tool-figures>")[1].split("</table>")[0]
+    assert figures.count("<tr data-model=") == models
+    assert f'<data value="{100 + models - 1}">' in figures and "Artificial Analysis" in figures

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from probes.models import MeasurementSummary, ProbeRun
+from scoring.vocabulary import COMPAT_CHECKS
 from tests.factories import ProbeTargetFactory
 from tests.simulator import start_simulator
 from tests.terminal import run_with_stderr_on_a_terminal
@@ -52,7 +53,7 @@ def test_json_output_is_one_document_of_the_documented_shape(simulator, api_key)
     summary = document["speed"]["summary"]
     for metric in ("ttft_ms", "output_speed_tps", "e2e_ms"):
         assert set(summary[metric]) >= {"p50", "p95", "p99"}
-    assert len(document["compat"]) == 15
+    assert len(document["compat"]) == len(COMPAT_CHECKS)
     for check in document["compat"].values():
         assert {"outcome", "status", "detail"} <= set(check)
         assert check["outcome"] in {"supported", "accepted", "ignored", "rejected", "error"}

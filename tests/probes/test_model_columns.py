@@ -1,8 +1,9 @@
-"""Issue 23: one metric per column and one publisher per comparison on /providers/ and /models/<slug>/.
+"""One metric per column on /providers/ and /models/<slug>/, one figure per metric of a tool and model on every page.
 
-Time to first token and time to first answer token are separate columns; each column's figures come from one
-publisher where one covers every row that has a figure (mixed publishers only otherwise, each cell naming its
-own); a provider's own headline figure never sits in a column or a chart beside a benchmark's."""
+Time to first token and time to first answer token are separate columns; each cell holds the one figure every page
+shows (scoring.figures), the column naming its publisher when all cells share one (mixed publishers otherwise,
+each cell naming its own); a provider's own headline figure never sits in a column or a chart beside a
+benchmark's."""
 from __future__ import annotations
 
 import datetime
@@ -86,7 +87,8 @@ def test_a_measured_column_counts_as_one_publisher(catalog):
 def test_pages_show_separate_columns_naming_their_publisher(client, catalog, url):
     page = unescape(_page(client, url))
 
-    table = re.search(rf'<table class="model-table" data-model-table="{REFERENCE}".*?</table>', page, re.S).group(0)
+    table = re.search(rf'<table class="model-table[^"]*" data-model-table="{REFERENCE}".*?</table>', page,
+                      re.S).group(0)
     headings = re.findall(r'<th scope="col"[^>]*data-column="([^"]+)"[^>]*>(.*?)</th>', table, re.S)
     assert [key for key, _ in headings] == ["output_speed_tps", "ttft_ms", "ttfat_ms"]
     text = {key: re.sub(r"<[^>]+>", " ", heading) for key, heading in headings}
@@ -95,3 +97,34 @@ def test_pages_show_separate_columns_naming_their_publisher(client, catalog, url
     assert "all reported by Artificial Analysis" in text["ttfat_ms"]
     groq = re.search(r'<tr data-tool="groq">(.*?)</tr>', table, re.S).group(1)
     assert "Groq</a> on" not in groq, "Groq's own headline speed is not in the table"
+
+
+def test_one_figure_per_metric_of_a_provider_and_model_on_every_page_naming_its_publisher(client, catalog):
+    # Three publishers reported Fireworks AI's output speed for gpt-oss-120b; every page shows the same one.
+    fireworks = {figure.publisher: figure.value for figure in ReportedFigure.objects.filter(
+        tool__slug="fireworks-ai", model__slug=REFERENCE, metric="output_speed")}
+    assert len(fireworks) == 3
+    expected = f"{float(fireworks['Artificial Analysis']):g}"
+
+    row = next(row for row in model_comparison_get(slug=REFERENCE).rows if row.tool.slug == "fireworks-ai")
+    assert (row.output_speed.reported.publisher, f"{row.output_speed.value:g}") == ("Artificial Analysis", expected)
+
+    model_page = unescape(_page(client, f"/models/{REFERENCE}/"))
+    cell = re.search(r'<tr data-tool="fireworks-ai">.*?data-label="Output speed"[^>]*>(.*?)</td>', model_page,
+                     re.S).group(1)
+    assert f'<data value="{expected}">' in cell and "Artificial Analysis" in cell
+
+    tool_page = unescape(_page(client, "/tools/fireworks-ai/"))
+    figures = re.search(r"<table[^>]*data-tool-figures>.*?</table>", tool_page, re.S).group(0)
+    speed = re.search(r'data-label="Output speed"[^>]*>(.*?)</td>', figures, re.S).group(1)
+    assert f'<data value="{expected}">' in speed and "Artificial Analysis" in speed
+
+    answer = client.get("/api/v1/recommendations/", {"hardware": "none", "hosted_ok": "true"}).json()
+    reasons = [reason["text"] for item in answer["results"] if item["tool"] == "fireworks-ai"
+               for reason in item["reasons"] if "output speed" in reason["text"]]
+    assert reasons and all(f"output speed {expected} tokens/s" in text and "Artificial Analysis" in text
+                           for text in reasons), reasons
+    wizard = unescape(_page(client, "/recommend/?hardware=none&hosted_ok=on"))
+    assert f"output speed {expected} tokens/s" in wizard
+    for other in (value for publisher, value in fireworks.items() if publisher != "Artificial Analysis"):
+        assert f"output speed {float(other):g} tokens/s" not in wizard

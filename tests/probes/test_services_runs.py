@@ -18,6 +18,7 @@ from probes.services.runs.execute import (
     probe_target_run_now,
 )
 from probes.services.runs.recover import probe_runs_recover
+from scoring.vocabulary import COMPAT_CHECKS
 from tests.factories import ProbeRunFactory, ProbeTargetFactory, RequestMeasurementFactory
 
 pytestmark = pytest.mark.django_db
@@ -283,7 +284,7 @@ def test_a_stored_target_run_records_every_request_and_refreshes_summaries(simul
 
     assert compat.status in (ProbeRun.Status.SUCCEEDED, ProbeRun.Status.PARTIAL)
     outcomes = dict(compat.compat_outcomes.values_list("check_name", "outcome"))
-    assert len(outcomes) == 15
+    assert len(outcomes) == len(COMPAT_CHECKS)
     cells = dict(CompatStatus.objects.filter(target=target).values_list("check_name", "outcome"))
     assert cells == outcomes
 

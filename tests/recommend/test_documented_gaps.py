@@ -64,6 +64,17 @@ def test_tools_with_a_schema_in_one_request_rule_out_cerebras_on_gpt_oss_120b(cl
                for reason in _exclusion(result, "cerebras"))
 
 
+def test_strict_tool_schemas_rule_out_cerebras_on_gpt_oss_120b_on_its_own_page(client, catalog):
+    result = _answer(client, ["strict_tools"])
+
+    ranked = [item["tool"] for item in result["results"]]
+    assert ranked and "cerebras" not in ranked and "groq" in ranked
+    assert any(reason["rule"] == "documented-gap:strict_tools" and "on gpt-oss-120b" in reason["text"]
+               and reason["source"]["key"] == "cerebras-docs-gpt-oss" for reason in _exclusion(result, "cerebras"))
+    page = unescape(client.get(reverse("recommend:wizard"), HOSTED_LATENCY).content.decode())
+    assert 'value="strict_tools"' in page and "(strict: true)" in page
+
+
 def test_logprobs_alone_keeps_cerebras(client, catalog):
     result = _answer(client, ["logprobs"])
 
