@@ -4,9 +4,8 @@ from __future__ import annotations
 from django import forms
 
 from recommend.cost import CostError, cost_query
-
-DEFAULT_MODEL = "gpt-oss-120b"
-DEFAULT_HARDWARE = "nvidia-h100-sxm"
+from recommend.evidence import REFERENCE_MODEL
+from recommend.forms import DEFAULT_COST_HARDWARE
 
 
 class CostForm(forms.Form):
@@ -22,11 +21,16 @@ class CostForm(forms.Form):
     min_tokens_per_user = forms.FloatField(label="Tokens/s per user at least (optional)", required=False)
 
     def __init__(self, data=None, *args, models=(), hardware=(), **kwargs):
+        if data is not None:
+            # A link naming only the model (a model page's) is answered for the default hardware, shown as chosen.
+            data = data.copy()
+            data.setdefault("model", REFERENCE_MODEL)
+            data.setdefault("hardware", DEFAULT_COST_HARDWARE)
         super().__init__(data, *args, **kwargs)
         self.fields["model"].choices = [(model.slug, model.name) for model in models]
         self.fields["hardware"].choices = [(spec.slug, spec.name) for spec in hardware]
-        self.fields["model"].initial = DEFAULT_MODEL
-        self.fields["hardware"].initial = DEFAULT_HARDWARE
+        self.fields["model"].initial = REFERENCE_MODEL
+        self.fields["hardware"].initial = DEFAULT_COST_HARDWARE
         self.query = None
 
     def clean(self):
