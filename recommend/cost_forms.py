@@ -32,6 +32,9 @@ class CostForm(forms.Form):
         self.fields["model"].initial = REFERENCE_MODEL
         self.fields["hardware"].initial = DEFAULT_COST_HARDWARE
         self.query = None
+        # Set when the only thing missing is a price the catalog has no source for: the page asks for it, as a
+        # link from a page about that hardware deserves, rather than answering 400.
+        self.price_needed = ""
 
     def clean(self):
         data = super().clean()
@@ -40,6 +43,9 @@ class CostForm(forms.Form):
         try:
             self.query = cost_query(**{name: data.get(name) for name in self.fields})
         except CostError as exc:
+            if set(exc.errors) == {"gpu_hour_usd"} and data.get("gpu_hour_usd") is None:
+                self.price_needed = exc.errors["gpu_hour_usd"]
+                return data
             for name, message in exc.errors.items():
                 self.add_error(name if name in self.fields else None, message)
         return data
