@@ -1,20 +1,26 @@
-"""Engines compared on evidence: the curves of published runs, and of runs measured here, grouped so that only
+"""Engines compared on evidence: the series of published runs, and of runs measured here, grouped so that only
 like is compared with like.
 
-A comparison holds the runs of one model in one weight format on one hardware spec and count, under one workload
-(the same requests: dataset and lengths, and whether latency was measured at all). Nothing outside a comparison is
-ever drawn or ranked with it; a page shows each comparison on its own. Every series names its engine and version,
-who published it (or that it was measured here), the page and the dates, and whether a newer release of the
-engine is known.
+A comparison holds the runs of one model in one weight format on one hardware spec and count, under one workload:
+the same requests (dataset, lengths and prompt count) sent the same way (the load mode: N concurrent, a request
+rate, every prompt at once, or an offline batch). Nothing outside a comparison is ever drawn or ranked with it, and a
+chart line joins only the points of one series' own sweep. Every series names its engine and version, who published
+it (or that it was measured here), the page and the dates, and whether a newer release of the engine is known.
 
-Two throughput figures are kept apart: output tok/s per GPU (the publisher's total divided by the GPU count, or the
-per-GPU figure a table states) and tok/s per user (1000 / the median TPOT, else the mean): the two axes of the
-throughput-versus-interactivity curves that engine dashboards draw.
+A comparison ranks its series by one figure, at the highest load all of them ran: the publisher's headline when
+every series shares it (GPUStack orders engines by total token throughput), else output tok/s per GPU (the
+publisher's total divided by the GPU count, or the per-GPU figure a table states). The matrix, the comparison pages
+and the recommendation answers all read that one ranking. Tok/s per user is 1000 / the median TPOT, else the mean.
+
+Setup differences inside a comparison are flagged per series: the parallelism, DP attention, expert parallel and
+speculative decoding a serving command states (lab/setups.py) where not every series shares them, and output
+lengths left to the engine when the series generated different token totals.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from django.db.models import Prefetch, Q, QuerySet
 from packaging.version import InvalidVersion, Version
@@ -22,10 +28,21 @@ from packaging.version import InvalidVersion, Version
 from lab.loading import workload_identity
 from lab.models import SOURCE_TOOL_LABELS, LoadMode, SweepLevel, SweepRun
 from lab.services.plan import workload_key
+from lab.setups import differences, setup_facts
 from scoring.vocabulary import model_slug
 
 MEASURED_HERE = "Inference Atlas (measured here)"
 UNDATED = "The page states no date"
+PER_GPU = "output_tps_per_gpu"
+TOTAL = "total_tps"
+FIGURE_NAMES = {PER_GPU: "output tok/s per GPU", TOTAL: "total tok/s (input + output, all GPUs)"}
+# The figure a publisher ranks engines by, where it is not output tok/s per GPU. GPUStack's pages order engines by
+# total token throughput, e.g. "vLLM (6095.37 tok/s) > TensorRT-LLM (2139.54 tok/s) > SGLang(1814.32 tok/s)", the
+# "Total Token throughput" line of each printed block.
+PUBLISHER_HEADLINES = {"GPUStack": TOTAL}
+# Mean output lengths further apart than this mean the engines did not produce the same outputs.
+OUTPUT_SPREAD = 0.01
+DATASETS = {"sharegpt": "ShareGPT", "random": "random prompts", "sonnet": "Sonnet"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +57,8 @@ class Point:
     ttft_p99_ms: float | None
     tpot_p50_ms: float | None
     request_rate: float | None
+    # Mean output tokens per request: output tok/s over requests/s, both as the publisher printed them.
+    output_per_request: float | None = None
 
     @property
     def load(self) -> str:
@@ -47,7 +66,7 @@ class Point:
         if self.mode == "offline":
             return f"offline batch of {self.level:,.0f} requests" if self.level else "offline batch"
         if self.mode == "burst":
-            return f"{self.level:,.0f} prompts at once"
+            return f"{self.level:,.0f} prompt{'' if self.level == 1 else 's'} at once"
         if self.mode == "rate":
             return f"{self.level:g} req/s"
         return f"{self.level:,.0f} concurrent"
@@ -70,9 +89,15 @@ class Series:
     workload_description: str
     notes: str
     points: list[Point]
+    mode: str = LoadMode.CONCURRENCY
+    # Parallelism and decoding the serving command states (lab/setups.py).
+    facts: dict[str, str] = field(default_factory=dict)
     label: str = ""
-    # The flags that set this series apart from the same engine's other configurations on the page, if any.
+    # The options that set this series apart from the same engine's other configurations in its comparison.
     setup: str = ""
+    # What differs from the other series of the comparison: parallelism, DP attention, EP, speculative decoding,
+    # an output length left to the engine.
+    flags: list[str] = field(default_factory=list)
 
     @property
     def is_published(self) -> bool:
@@ -84,14 +109,31 @@ class Series:
         return self.notes.startswith(UNDATED)
 
     @property
-    def best(self) -> Point | None:
-        figures = [point for point in self.points if point.output_tps_per_gpu is not None]
-        return max(figures, key=lambda point: point.output_tps_per_gpu) if figures else None
+    def headline(self) -> str:
+        """The figure the publisher ranks by (a key of FIGURE_NAMES)."""
+        return PUBLISHER_HEADLINES.get(self.publisher, PER_GPU) if self.is_published else PER_GPU
+
+    def best(self, figure: str = PER_GPU) -> Point | None:
+        stated = [point for point in self.points if getattr(point, figure) is not None]
+        return max(stated, key=lambda point: getattr(point, figure)) if stated else None
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One series' point at the load a comparison ranks at (or at its own best, when unranked)."""
+
+    series: Series
+    point: Point
+    figure: str
+
+    @property
+    def value(self) -> float:
+        return getattr(self.point, self.figure)
 
 
 @dataclass
 class Comparison:
-    """The runs of one model, weight format, hardware and count under one workload."""
+    """The runs of one model, weight format, hardware and count under one workload and load mode."""
 
     model_slug: str
     model_name: str
@@ -108,9 +150,93 @@ class Comparison:
         return sorted({series.engine for series in self.series})
 
     @property
+    def publishers(self) -> list[str]:
+        return sorted({series.publisher for series in self.series})
+
+    @property
+    def newest(self) -> str:
+        """The latest date a publisher ran or published a series of this comparison (observed, not read)."""
+        return max((series.observed_on or "" for series in self.series), default="")
+
+    @property
+    def load(self) -> str:
+        """The load of every point, in words, or the range a sweep covers."""
+        points = sorted({(point.mode, point.level): point for series in self.series
+                         for point in series.points}.values(), key=lambda point: point.level)
+        if not points:
+            return ""
+        return points[0].load if len(points) == 1 else f"{points[0].load} to {points[-1].load}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.workload} · {self.load}" if self.load else self.workload
+
+    @property
+    def rank_by(self) -> str:
+        """The one figure this comparison ranks by: the publishers' shared headline, else output tok/s per GPU."""
+        headlines = {series.headline for series in self.series}
+        return headlines.pop() if len(headlines) == 1 else PER_GPU
+
+    @property
+    def rank_by_name(self) -> str:
+        return FIGURE_NAMES[self.rank_by]
+
+    @property
+    def shows_total(self) -> bool:
+        return self.rank_by == TOTAL
+
+    @cached_property
+    def ranking(self) -> list[Ranked]:
+        """Every series stating the ranking figure, best first, at the highest load all of them ran; empty when
+        fewer than two series state it or they share no load (then nothing is ranked)."""
+        figure = self.rank_by
+        stated = [series for series in self.series if series.best(figure) is not None]
+        loads = [{(point.mode, point.level) for point in series.points if getattr(point, figure) is not None}
+                 for series in stated]
+        shared = set.intersection(*loads) if len(stated) >= 2 else set()
+        if not shared:
+            return []
+        load = max(shared, key=lambda each: each[1])
+        ranked = [Ranked(series, point, figure) for series in stated for point in series.points
+                  if (point.mode, point.level) == load]
+        return sorted(ranked, key=lambda entry: -entry.value)
+
+    @property
+    def table(self) -> list[tuple[int | None, Series]]:
+        """(place, series) in ranking order, then the series not ranked (place None)."""
+        ranked = [entry.series for entry in self.ranking]
+        return [*enumerate(ranked, start=1), *((None, series) for series in self.series if series not in ranked)]
+
+    @property
+    def ranked_load(self) -> str:
+        return self.ranking[0].point.load if self.ranking else ""
+
+    @property
+    def by_engine(self) -> list[Ranked]:
+        """Each engine once, best first by the ranking figure: at its baseline, the configuration with the fewest
+        serving options (the engine as the publisher first ran it; tuned configurations are on the comparison's
+        page). Unranked, each engine at its baseline's best point, by engine name."""
+        baseline: dict[str, Series] = {}
+        for series in self.series:
+            known = baseline.get(series.engine)
+            if known is None or len(_options(series.configuration)) < len(_options(known.configuration)):
+                baseline[series.engine] = series
+        if self.ranking:
+            return [entry for entry in self.ranking if baseline[entry.series.engine] is entry.series]
+        found = []
+        for engine in sorted(baseline):
+            point = baseline[engine].best(self.rank_by)
+            if point is not None:
+                found.append(Ranked(baseline[engine], point, self.rank_by))
+        return found
+
+    @property
     def chart_axis(self) -> str | None:
-        """What the chart's x-axis can be for every series: tok/s per user, else TTFT; None: no chart."""
+        """What the chart's x-axis can be for every series: tok/s per user, else TTFT; None: no chart (no series
+        is a sweep of several loads, or a figure is missing)."""
         points = [point for series in self.series for point in series.points]
+        if not any(len(series.points) > 1 for series in self.series):
+            return None
         if points and all(point.tps_per_user is not None for point in points):
             return "tps_per_user"
         if points and all(point.ttft_p50_ms is not None for point in points):
@@ -120,16 +246,20 @@ class Comparison:
     @property
     def dom_id(self) -> str:
         """An id for the comparison's chart data, unique on a page."""
-        raw = f"{self.model_slug}-{self.hardware_slug}-{self.hardware_count}-{self.weight_format}-{self.workload}"
+        raw = (f"{self.model_slug}-{self.hardware_slug}-{self.hardware_count}-{self.weight_format}-{self.mode}-"
+               f"{self.title}")
         return "evidence-" + "".join(char if char.isalnum() else "-" for char in raw.lower())
 
     @property
     def chart_data(self) -> dict:
-        """What the chart script draws: one series per engine (and version, publisher, configuration)."""
+        """What the chart script draws: one line per series, joining only that series' own points."""
         axis = self.chart_axis
+        per_user = "Tokens/s per user (1000 / TPOT)"
+        if self.mode == LoadMode.BURST:
+            per_user += ", not counting the wait in the queue"
         return {
             "x": axis,
-            "x_label": "Tokens/s per user (1000 / TPOT)" if axis == "tps_per_user" else "TTFT p50 (ms)",
+            "x_label": per_user if axis == "tps_per_user" else "TTFT p50 (ms)",
             "y_label": "Output tokens/s per GPU",
             "series": [
                 {"label": series.label, "measured_here": not series.is_published,
@@ -152,11 +282,12 @@ def _point(level: SweepLevel, count: int) -> Point:
     if per_gpu is None and level.output_tps is not None:
         per_gpu = level.output_tps / count
     ttft = level.ttft_ms or {}
+    generated = level.output_tps / level.request_rate if level.output_tps and level.request_rate else None
     return Point(
         mode=level.mode, level=level.level, output_tps=level.output_tps, output_tps_per_gpu=per_gpu,
         total_tps=level.total_tps, tps_per_user=1000.0 / tpot if tpot else None,
         ttft_p50_ms=_median_or_mean(ttft), ttft_p99_ms=ttft.get("p99"), tpot_p50_ms=tpot,
-        request_rate=level.request_rate,
+        request_rate=level.request_rate, output_per_request=generated,
     )
 
 
@@ -179,6 +310,13 @@ def newer_release(run: SweepRun) -> str:
     return f"{tool.name} {tool.latest_version}{released} is newer than the {run.engine_version} measured"
 
 
+def load_mode(run: SweepRun) -> str:
+    """A published run's stated mode; a run measured here or imported sweeps concurrency or a request rate."""
+    if run.load_mode:
+        return run.load_mode
+    return LoadMode.REQUEST_RATE if (run.plan or {}).get("mode") == "rate" else LoadMode.CONCURRENCY
+
+
 def series_of(run: SweepRun) -> Series:
     published = run.origin == SweepRun.Origin.PUBLISHED
     return Series(
@@ -192,33 +330,54 @@ def series_of(run: SweepRun) -> Series:
         measured_with=SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool),
         configuration=run.flags, workload_description=run.workload_description or run.workload_name,
         notes=run.notes, points=[_point(level, run.hardware_count) for level in run.levels.all()],
+        mode=load_mode(run),
+        facts=setup_facts(run.flags, tensor_parallel=run.tensor_parallel, pipeline_parallel=run.pipeline_parallel),
     )
 
 
-def _merge_and_label(comparison: Comparison) -> None:
-    """One line per engine, version, publisher and configuration (a publisher's extra load point of the same setup
-    joins its line); a configuration is named by the flags that set it apart from the same engine's others."""
-    merged: dict[tuple, Series] = {}
-    for series in comparison.series:
-        identity = (series.engine, series.engine_version, series.publisher, series.configuration)
-        if identity in merged:
-            merged[identity].points = sorted([*merged[identity].points, *series.points],
-                                             key=lambda point: (point.mode, point.level))
+def _options(command: str) -> list[str]:
+    """A command's words, each option with its value ("-tp 2"), so two commands differ by whole options."""
+    words = command.split()
+    options: list[str] = []
+    for word in words:
+        if options and options[-1].startswith("-") and " " not in options[-1] and not word.startswith("-"):
+            options[-1] = f"{options[-1]} {word}"
         else:
-            merged[identity] = series
-    comparison.series = list(merged.values())
-    flags: dict[tuple, list[set[str]]] = {}
+            options.append(word)
+    return options
+
+
+def _label(comparison: Comparison) -> None:
+    """Name each series by engine, version and publisher, and a configuration by the options that set it apart
+    from the same engine's others in the comparison."""
+    options: dict[tuple, list[list[str]]] = {}
     for series in comparison.series:
-        flags.setdefault((series.engine, series.engine_version, series.publisher), []).append(
-            set(series.configuration.split()))
+        options.setdefault((series.engine, series.engine_version, series.publisher), []).append(
+            _options(series.configuration))
     for series in comparison.series:
         version = series.engine_version or "version not stated"
-        configurations = flags[(series.engine, series.engine_version, series.publisher)]
+        configurations = options[(series.engine, series.engine_version, series.publisher)]
         if len(configurations) > 1:
-            shared = set.intersection(*configurations)
-            series.setup = " ".join(flag for flag in series.configuration.split() if flag not in shared) or "defaults"
+            shared = set.intersection(*(set(each) for each in configurations))
+            series.setup = " ".join(option for option in _options(series.configuration)
+                                    if option not in shared) or "defaults"
         series.label = " · ".join(part for part in (f"{series.engine} {version}", series.publisher, series.setup)
                                   if part)
+
+
+def _flag(comparison: Comparison) -> None:
+    """Flag on each series what differs from the comparison's others: the setup its command states, and its mean
+    output length where the series did not generate the same lengths at the ranking load (the output length was
+    left to each engine, so the same requests produced different amounts of work)."""
+    for series, flags in zip(comparison.series, differences([series.facts for series in comparison.series]),
+                             strict=True):
+        series.flags = flags
+    generated = [(entry.series, entry.point.output_per_request) for entry in comparison.ranking
+                 if entry.point.output_per_request]
+    lengths = [length for _, length in generated]
+    if len(lengths) >= 2 and max(lengths) > min(lengths) * (1 + OUTPUT_SPREAD):
+        for series, length in generated:
+            series.flags.append(f"output length not fixed: ≈{length:,.1f} tokens per request")
 
 
 def _runs() -> QuerySet[SweepRun]:
@@ -229,17 +388,16 @@ def _runs() -> QuerySet[SweepRun]:
 
 def measured_identity(run: SweepRun) -> tuple[str, str] | None:
     """(model slug, workload key) under which a run measured here compares with published runs: fixed input and
-    output lengths of synthetic prompts compare with a publisher's random dataset of the same lengths."""
+    output lengths of synthetic prompts, swept the same way, compare with a publisher's random dataset of the same
+    lengths."""
     workload = run.workload or {}
     lengths = [(workload.get(part) or {}).get("value") if (workload.get(part) or {}).get("kind") == "fixed" else None
                for part in ("input", "output")]
     model_id = (run.card or {}).get("model_id") or (run.target.model_id if run.target else "")
     if None in lengths or not model_id:
         return None
-    plan = run.plan or {}
-    mode = LoadMode.REQUEST_RATE if plan.get("mode") == "rate" else LoadMode.CONCURRENCY
-    identity = workload_identity(mode=mode, dataset="random", input_tokens=lengths[0], output_tokens=lengths[1],
-                                 num_prompts=plan.get("requests_per_level"))
+    identity = workload_identity(mode=load_mode(run), dataset="random", input_tokens=lengths[0],
+                                 output_tokens=lengths[1], num_prompts=(run.plan or {}).get("requests_per_level"))
     return model_slug(model_id), workload_key({"identity": identity})
 
 
@@ -257,11 +415,10 @@ def comparisons(*, model: str | None = None, hardware: Iterable[str] | None = No
         identity = (run.model.slug, run.weight_format.lower(), run.hardware.slug, run.hardware_count, run.workload_key)
         comparison = groups.get(identity)
         if comparison is None:
-            workload = run.workload or {}
             groups[identity] = comparison = Comparison(
                 model_slug=run.model.slug, model_name=run.model.name, weight_format=run.weight_format,
                 hardware_slug=run.hardware.slug, hardware_name=run.hardware.name, hardware_count=run.hardware_count,
-                workload=_workload_name(workload), mode=run.load_mode,
+                workload=workload_name(run.workload or {}, load_mode(run)), mode=load_mode(run),
             )
         comparison.series.append(series_of(run))
     for run, identity in _measured_candidates(groups):
@@ -270,18 +427,21 @@ def comparisons(*, model: str | None = None, hardware: Iterable[str] | None = No
     for group in kept:
         group.series.sort(key=lambda series: (not series.is_published, series.engine, series.engine_version,
                                               len(series.configuration)))
-        _merge_and_label(group)
+        _label(group)
+        _flag(group)
     return sorted(kept, key=lambda group: (-len(group.engines), group.model_name, group.hardware_name,
-                                           group.hardware_count, group.workload))
+                                           group.hardware_count, group.title))
 
 
-def _workload_name(workload: dict) -> str:
-    dataset = {"sharegpt": "ShareGPT", "random": "random prompts", "sonnet": "Sonnet"}.get(
-        workload.get("dataset"), str(workload.get("dataset")))
+def workload_name(workload: dict, mode: str) -> str:
+    """The requests in words: dataset and lengths, and the prompt count where the load does not already say it."""
+    dataset = DATASETS.get(workload.get("dataset"), str(workload.get("dataset")))
     lengths = ""
     if workload.get("input_tokens") or workload.get("output_tokens"):
         lengths = f", {workload.get('input_tokens') or '?'} in / {workload.get('output_tokens') or '?'} out"
-    return f"{dataset}{lengths}"
+    prompts = workload.get("num_prompts")
+    counted = f", {prompts:,} prompts" if prompts and mode in (LoadMode.CONCURRENCY, LoadMode.REQUEST_RATE) else ""
+    return f"{dataset}{lengths}{counted}"
 
 
 def _measured_candidates(groups: dict[tuple, Comparison]) -> list[tuple[SweepRun, tuple]]:
@@ -360,52 +520,20 @@ def run_position(run: SweepRun) -> RunPosition | None:
 
 
 @dataclass(frozen=True)
-class MatrixEngine:
-    engine: str
-    version: str
-    best_per_gpu: float | None
-    best_comparison: str
-    newer_release: str
+class Matrix:
+    """Comparisons of several engines, each ranked inside by its one figure, and single-engine evidence apart."""
+
+    compared: list[Comparison]
+    single: list[Comparison]
 
 
-@dataclass
-class MatrixRow:
-    model_slug: str
-    model_name: str
-    hardware_slug: str
-    hardware_name: str
-    engines: dict[str, MatrixEngine] = field(default_factory=dict)
-    publishers: set[str] = field(default_factory=set)
-    newest: str = ""
-    comparisons: int = 0
-
-    @property
-    def compares_engines(self) -> bool:
-        return len(self.engines) >= 2
-
-
-def evidence_matrix() -> list[MatrixRow]:
-    """Model × hardware: which engines have evidence, each engine's best output tok/s per GPU with the comparison
-    it comes from (never ranked across comparisons), the publishers and the newest evidence."""
-    rows: dict[tuple[str, str], MatrixRow] = {}
-    for comparison in comparisons():
-        row = rows.setdefault((comparison.model_slug, comparison.hardware_slug), MatrixRow(
-            comparison.model_slug, comparison.model_name, comparison.hardware_slug, comparison.hardware_name))
-        row.comparisons += 1
-        for series in comparison.series:
-            row.publishers.add(series.publisher)
-            row.newest = max(row.newest, series.observed_on or "")
-            best = series.best
-            known = row.engines.get(series.engine)
-            if best is not None and (known is None or (known.best_per_gpu or 0) < best.output_tps_per_gpu):
-                where = (f"{comparison.hardware_count}× · {comparison.weight_format} · {comparison.workload} · "
-                         f"{best.load}")
-                row.engines[series.engine] = MatrixEngine(series.engine, series.engine_version,
-                                                          best.output_tps_per_gpu, where, series.newer_release)
-            elif known is None:
-                row.engines[series.engine] = MatrixEngine(series.engine, series.engine_version, None, "",
-                                                          series.newer_release)
-    return sorted(rows.values(), key=lambda row: (-len(row.engines), row.model_name, row.hardware_name))
+def evidence_matrix() -> Matrix:
+    """One row per comparison (model × hardware × count × weight format × workload and load mode): never an
+    engine's figure set beside another comparison's."""
+    found = sorted(comparisons(), key=lambda group: (group.model_name.lower(), group.hardware_name,
+                                                     group.hardware_count, group.weight_format.lower(), group.title))
+    return Matrix(compared=[group for group in found if len(group.engines) >= 2],
+                  single=[group for group in found if len(group.engines) == 1])
 
 
 def published_runs(*, model: str = "", hardware: str = "", engine: str = "", publisher: str = "",

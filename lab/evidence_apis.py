@@ -38,7 +38,9 @@ class PointSerializer(serializers.Serializer):
                                    "(0: an offline batch of a count the page does not give).")
     output_tps = serializers.FloatField(allow_null=True, help_text="Output tokens/s of the whole system.")
     output_tps_per_gpu = serializers.FloatField(allow_null=True, help_text="Stated, or the total over the GPU count.")
-    total_tps = serializers.FloatField(allow_null=True)
+    total_tps = serializers.FloatField(allow_null=True, help_text="Input and output tokens/s of the whole system.")
+    headline_value = serializers.FloatField(allow_null=True, help_text="This point's figure named by the series' "
+                                            "`headline`.")
     request_rate = serializers.FloatField(allow_null=True, help_text="Requests/s achieved.")
     tps_per_user = serializers.FloatField(allow_null=True, help_text="1000 / TPOT (median, else mean).")
     ttft_ms = FiguresSerializer()
@@ -68,6 +70,9 @@ class SeriesSerializer(serializers.Serializer):
     serving_command = serializers.CharField()
     publisher = serializers.CharField()
     url = serializers.URLField()
+    headline = serializers.ChoiceField(choices=list(evidence.FIGURE_NAMES), help_text="The figure the publisher ranks "
+                                       "engines by: total_tps (GPUStack) or output_tps_per_gpu (NVIDIA's tables, and "
+                                       "where a publisher ranks by none).")
     observed_on = serializers.DateField()
     verified_on = serializers.DateField()
     undated = serializers.BooleanField(help_text="The page gives no date; observed_on is the day it was read.")
@@ -87,8 +92,9 @@ def _series_rows(filters: dict) -> list[dict]:
                   for point, level in zip(series.points, run.levels.all(), strict=True)]
         for point in points:
             # The mode is the series': every point of a series was sent the same way.
-            for name in ("mode", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms"):
+            for name in ("mode", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "output_per_request"):
                 point.pop(name)
+            point["headline_value"] = point[series.headline]
         rows.append({
             "key": run.key, "engine": run.tool.slug, "engine_name": run.tool.name,
             "engine_version": run.engine_version, "newer_release": series.newer_release, "model": run.model.slug,
@@ -96,7 +102,7 @@ def _series_rows(filters: dict) -> list[dict]:
             "tensor_parallel": run.tensor_parallel, "pipeline_parallel": run.pipeline_parallel,
             "mode": run.load_mode, "workload": run.workload, "workload_description": run.workload_description,
             "measured_with": SOURCE_TOOL_LABELS.get(run.source_tool, run.source_tool), "serving_command": run.flags,
-            "publisher": run.publisher, "url": run.url, "observed_on": run.observed_on,
+            "publisher": run.publisher, "url": run.url, "headline": series.headline, "observed_on": run.observed_on,
             "verified_on": run.verified_on, "undated": series.undated, "points": points,
         })
     return rows

@@ -10,7 +10,7 @@ from lab import evidence
 @require_safe
 @cached_page()
 def evidence_matrix(request: HttpRequest) -> HttpResponse:
-    return render(request, "lab/evidence_matrix.html", {"rows": evidence.evidence_matrix()})
+    return render(request, "lab/evidence_matrix.html", {"matrix": evidence.evidence_matrix()})
 
 
 @require_safe
@@ -20,6 +20,7 @@ def evidence_detail(request: HttpRequest, model: str, hardware: str) -> HttpResp
     if not found:
         raise Http404("No published benchmark of this model on this hardware.")
     return render(request, "lab/evidence_detail.html", {
-        "comparisons": found, "model_name": found[0].model_name, "hardware_name": found[0].hardware_name,
-        "model_slug": model,
+        "compared": [comparison for comparison in found if len(comparison.engines) >= 2],
+        "single": [comparison for comparison in found if len(comparison.engines) == 1],
+        "model_name": found[0].model_name, "hardware_name": found[0].hardware_name, "model_slug": model,
     })

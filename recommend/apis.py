@@ -97,6 +97,10 @@ class EvidenceFigureSerializer(serializers.Serializer):
     engine_slug = serializers.CharField()
     version = serializers.CharField(help_text="The engine version the publisher names; empty when not stated.")
     setup = serializers.CharField(help_text="The flags that set this run apart from the same engine's others.")
+    flags = serializers.ListField(child=serializers.CharField(), help_text="How this run's setup differs from the "
+                                  "comparison's others: parallelism, DP attention, EP, speculative decoding, an "
+                                  "output length left to the engine.")
+    figure = serializers.FloatField(help_text="The comparison's ranking figure (its `figure`) for this engine.")
     output_tps_per_gpu = serializers.FloatField(allow_null=True)
     tps_per_user = serializers.FloatField(allow_null=True, help_text="1000 / the median (else mean) TPOT.")
     load = serializers.CharField()
@@ -116,11 +120,16 @@ class PublishedEvidenceSerializer(serializers.Serializer):
     hardware_count = serializers.IntegerField()
     weight_format = serializers.CharField()
     workload = serializers.CharField()
+    mode = serializers.CharField(help_text="How the load was sent: concurrency, request_rate, burst or offline.")
+    figure = serializers.ChoiceField(choices=["total_tps", "output_tps_per_gpu"], help_text="The one figure the "
+                                     "comparison ranks by: the publisher's headline (GPUStack: total tok/s), else "
+                                     "output tok/s per GPU.")
+    figure_name = serializers.CharField()
     same_load = serializers.BooleanField(help_text="Every engine's figure is at `load`; otherwise each is at its "
                                          "own best load and none is ranked.")
     load = serializers.CharField()
     figures = EvidenceFigureSerializer(many=True)
-    leader = serializers.CharField(help_text="The engine with the most output per GPU at the shared load, if any.")
+    leader = serializers.CharField(help_text="The engine ranked first by `figure` at the shared load, if any.")
     disagreement = serializers.CharField(help_text="Set when the leader is not the engine the guide picked.")
 
 

@@ -1,9 +1,10 @@
 """What published benchmarks say for a wizard answer: the comparisons of several engines on the user's model (or
-the reference model) on the hardware of their answer, each engine's figure at one load they all ran, with
-publisher, dates and engine versions, and where the evidence and the guide's pick disagree, both."""
+the reference model) on the hardware of their answer, each engine's figure at one load they all ran, ranked by the
+same figure as on the evidence pages, with publisher, dates and engine versions, and where the evidence and the
+guide's pick disagree, both."""
 from __future__ import annotations
 
-from lab.evidence import Comparison, Point, Series
+from lab.evidence import Comparison, Ranked
 from recommend.selectors import snapshot
 
 # The wizard's hardware answers and the hardware specs published benchmarks name for them.
@@ -31,52 +32,38 @@ def evidence_models_on(hardware_answer: str) -> list[str]:
                    if comparison.hardware_slug in slugs}, key=str.lower)
 
 
-def _shared_load(series: list[Series]) -> tuple[str, float] | None:
-    """The highest load (mode and level) at which every series states output per GPU; None when there is none."""
-    loads = [{(point.mode, point.level) for point in entry.points if point.output_tps_per_gpu is not None}
-             for entry in series]
-    shared = set.intersection(*loads) if loads else set()
-    return max(shared, key=lambda load: load[1]) if shared else None
-
-
-def _at(series: Series, load: tuple[str, float] | None) -> Point | None:
-    if load is None:
-        return series.best
-    return next(point for point in series.points if (point.mode, point.level) == load
-                and point.output_tps_per_gpu is not None)
-
-
-def _figure(series: Series, point: Point | None) -> dict:
+def _figure(entry: Ranked) -> dict:
+    point, series = entry.point, entry.series
     return {
         "engine": series.engine, "engine_slug": series.engine_slug, "version": series.engine_version,
-        "setup": series.setup,
-        "output_tps_per_gpu": round(point.output_tps_per_gpu, 1) if point else None,
-        "tps_per_user": round(point.tps_per_user, 1) if point and point.tps_per_user else None,
-        "load": point.load if point else "", "publisher": series.publisher, "url": series.url,
+        "setup": series.setup, "flags": series.flags,
+        "figure": round(entry.value, 1),
+        "output_tps_per_gpu": round(point.output_tps_per_gpu, 1) if point.output_tps_per_gpu is not None else None,
+        "tps_per_user": round(point.tps_per_user, 1) if point.tps_per_user else None,
+        "load": point.load, "publisher": series.publisher, "url": series.url,
         "observed_on": series.observed_on, "undated": series.undated, "newer_release": series.newer_release,
         "measured_here": not series.is_published,
     }
 
 
 def _entry(comparison: Comparison, picked_engine: str | None) -> dict:
-    stated = [series for series in comparison.series if series.best is not None]
-    load = _shared_load(stated)
-    figures = [(series, _at(series, load)) for series in stated]
-    leader = max(figures, key=lambda pair: pair[1].output_tps_per_gpu)[0] if load and len(figures) > 1 else None
+    """The comparison as the matrix and its page rank it: each engine once, by the comparison's one figure."""
+    figures = comparison.by_engine
+    leader = figures[0].series if comparison.ranking else None
     disagreement = ""
-    if leader and picked_engine and picked_engine in {series.engine_slug for series in stated} \
+    if leader and picked_engine and picked_engine in {entry.series.engine_slug for entry in figures} \
             and leader.engine_slug != picked_engine:
         disagreement = (f"The guide's rules rank another engine first; in this comparison {leader.engine} "
-                        f"{leader.engine_version} produced the most output per GPU. Both are shown: the rules weigh "
-                        "the whole profile, this figure is one publisher's run of one workload.")
+                        f"{leader.engine_version} ranks first by {comparison.rank_by_name}. Both are shown: the rules "
+                        "weigh the whole profile, this figure is one publisher's run of one workload.")
     return {
         "model": comparison.model_name, "hardware": comparison.hardware_name,
         "hardware_count": comparison.hardware_count, "weight_format": comparison.weight_format,
-        "workload": comparison.workload, "model_slug": comparison.model_slug,
-        "hardware_slug": comparison.hardware_slug,
-        "load": figures[0][1].load if load else "",
-        "same_load": load is not None,
-        "figures": [_figure(series, point) for series, point in figures],
+        "workload": comparison.workload, "mode": comparison.mode,
+        "model_slug": comparison.model_slug, "hardware_slug": comparison.hardware_slug,
+        "figure": comparison.rank_by, "figure_name": comparison.rank_by_name,
+        "load": comparison.ranked_load or comparison.load, "same_load": bool(comparison.ranking),
+        "figures": [_figure(entry) for entry in figures],
         "leader": leader.engine if leader else "", "disagreement": disagreement,
     }
 
@@ -91,11 +78,12 @@ def first_engine(results: list[dict]) -> str | None:
 
 def published_evidence(*, hardware_answer: str, model: str | None, picked_engine: str | None) -> list[dict]:
     """One entry per published comparison of several engines for the answer's hardware and model: each engine's
-    output per GPU at the highest load they all ran (or, when they share none, each at its best, unranked)."""
+    figure (the one the comparison ranks by) at the highest load they all ran (or, when they share none, each at
+    its best, unranked)."""
     slugs = EVIDENCE_HARDWARE.get(hardware_answer)
     if not slugs:
         return []
     wanted = model or REFERENCE_MODEL
     return [_entry(comparison, picked_engine) for comparison in snapshot().evidence
             if comparison.model_slug == wanted and comparison.hardware_slug in slugs
-            and sum(series.best is not None for series in comparison.series) >= 2]
+            and len(comparison.by_engine) >= 2]

@@ -2,7 +2,9 @@
 them, on the real fixtures."""
 import copy
 import datetime
+import re
 import shutil
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -123,6 +125,7 @@ def test_a_mixed_set_is_split_into_like_for_like_comparisons_and_no_chart_or_ran
     }
     for run in runs.values():
         SweepLevelFactory(run=run, level=8.0, output_tps=1000.0 + run.pk)
+        SweepLevelFactory(run=run, level=16.0, output_tps=1500.0 + run.pk)
     found = evidence.comparisons(model="mixed-model")
     assert len(found) == 4
     for comparison in found:
@@ -131,9 +134,9 @@ def test_a_mixed_set_is_split_into_like_for_like_comparisons_and_no_chart_or_ran
         assert len(comparison.chart_data["series"]) == len(comparison.series)
     assert [len(comparison.series) for comparison in found] == [2, 1, 1, 1]
     assert evidence.comparisons(model="mixed-model", engines_at_least=2)[0].engines == ["SGLang-x", "vLLM-x"]
-    row, = evidence.evidence_matrix()
-    assert row.comparisons == 4
-    assert {engine.best_comparison.split(" · ")[0] for engine in row.engines.values()} <= {"1×", "8×"}
+    matrix = evidence.evidence_matrix()
+    assert [row.engines for row in matrix.compared] == [["SGLang-x", "vLLM-x"]]
+    assert len(matrix.single) == 3 and all(len(row.engines) == 1 for row in matrix.single)
 
 
 def test_a_run_measured_here_joins_only_the_comparison_of_its_own_model_hardware_count_and_workload():
@@ -185,10 +188,13 @@ def test_engines_page_sets_gpt_oss_120b_on_h100_with_vllm_sglang_and_tensorrt_ll
 def test_matrix_page_and_api_agree_row_for_row_with_the_fixtures(loaded, client):
     expected = {(entry["model"], entry["hardware"]) for entry in ENTRIES}
     page = client.get(reverse("lab:evidence")).content.decode()
-    rows = evidence.evidence_matrix()
+    matrix = evidence.evidence_matrix()
+    rows = [*matrix.compared, *matrix.single]
     assert {(row.model_slug, row.hardware_slug) for row in rows} == expected
+    assert sum(len(row.series) for row in rows) == len(ENTRIES)
     for row in rows:
-        assert reverse("lab:evidence-detail", args=[row.model_slug, row.hardware_slug]) in page
+        link = reverse("lab:evidence-detail", args=[row.model_slug, row.hardware_slug]) + f"#{row.dom_id}-section"
+        assert link in page
     listed = client.get(reverse("api:published-benchmark-list"), {"page_size": 500}).json()
     assert sorted(series["key"] for series in listed["results"]) == sorted(entry["key"] for entry in ENTRIES)
     points = client.get(reverse("api:published-benchmark-point-list"), {"page_size": 2000}).json()["results"]
@@ -267,3 +273,101 @@ def test_a_run_measured_here_says_where_it_sits_against_the_published_figure_at_
     assert f'data-series="{published.pk}"' in page and f'data-series="{measured.pk}"' in page
     other = SweepRunFactory(hardware=hardware, card={"model_id": "another-model", "quantization": "q8_0"})
     assert evidence.run_position(other) is None
+
+
+# --- comparisons of the real fixture: modes, the ranking figure, setup differences -------------------------------
+
+
+def _members(comparison: evidence.Comparison) -> list[SweepRun]:
+    return list(SweepRun.objects.filter(pk__in=[series.run_id for series in comparison.series]))
+
+
+def test_no_matrix_row_sets_figures_of_different_counts_precisions_workloads_or_modes_side_by_side(loaded, client):
+    matrix = evidence.evidence_matrix()
+    rows = [*matrix.compared, *matrix.single]
+    for row in rows:
+        members = _members(row)
+        identities = {(run.model.slug, run.hardware.slug, run.hardware_count, run.weight_format.lower(),
+                       run.workload_key, run.load_mode, run.workload.get("dataset"), run.workload.get("num_prompts"),
+                       run.workload.get("input_tokens"), run.workload.get("output_tokens")) for run in members}
+        assert len(identities) == 1, row.title
+        assert len({point.mode for series in row.series for point in series.points}) == 1, row.title
+    assert len({row.dom_id for row in rows}) == len(rows)
+    assert all(len(row.engines) >= 2 for row in matrix.compared) and all(len(row.engines) == 1 for row in matrix.single)
+    page = client.get(reverse("lab:evidence")).content.decode()
+    compared, single = page.split('id="single-engine"')
+    # The badge counts the engines of its own comparison: one badge per row of the compared section.
+    badges = [int(count) for count in re.findall(r'badge-open">(\d+) engines<', compared)]
+    assert badges == [len(row.engines) for row in matrix.compared]
+    assert "engines</span>" not in single and "Single-engine evidence" in page
+
+
+def test_gpt_oss_120b_on_one_h100_ranks_gpustacks_engines_by_total_throughput_at_a_burst_of_1000(loaded, client):
+    found = evidence.comparisons(model="gpt-oss-120b", hardware=["nvidia-h100-sxm"], engines_at_least=2)
+    comparison, = [each for each in found if each.hardware_count == 1]
+    assert comparison.mode == "burst" and comparison.load == "1,000 prompts at once"
+    assert comparison.rank_by == evidence.TOTAL and comparison.ranked_load == "1,000 prompts at once"
+    assert [(entry.series.engine, entry.value) for entry in comparison.by_engine] == [
+        ("vLLM", 6095.37), ("TensorRT-LLM", 2139.54), ("SGLang", 1814.32)]
+    assert [round(entry.point.output_tps_per_gpu, 2) for entry in comparison.by_engine] == [2901.05, 1013.72, 865.81]
+
+    page = unescape(client.get(reverse("lab:evidence-detail", args=["gpt-oss-120b", "nvidia-h100-sxm"])).content.decode())
+    compared, single = page.split('id="single-engine"')
+    section = compared[compared.index(f'id="{comparison.dom_id}-section"'):]
+    section = section[:section.index("</section>")]
+    assert "ShareGPT · 1,000 prompts at once" in section and "ranked by total tok/s" in section
+    assert "Total tok/s" in section and "TTFT p50 / p99 (ms), mostly queueing" in section
+    for total, per_gpu in (("6,095.37", "2,901.1"), ("2,139.54", "1,013.7"), ("1,814.32", "865.8")):
+        assert total in section and per_gpu in section
+    assert "1000 concurrent" not in page and "1,000 concurrent" not in page
+    # NVIDIA's offline tables: one engine each, apart, labelled offline, with no latency columns.
+    offline = [each for each in evidence.comparisons(model="gpt-oss-120b", hardware=["nvidia-h100-sxm"])
+               if each.mode == "offline"]
+    assert offline and all(len(each.engines) == 1 for each in offline)
+    for each in offline:
+        block = single[single.index(f'id="{each.dom_id}-section"'):]
+        block = block[:block.index("</section>")]
+        assert "offline batch" in block and "Tok/s per user" not in block and "TTFT" not in block
+    matrix = client.get(reverse("lab:evidence")).content.decode()
+    row = unescape(matrix[matrix.index(f'#{comparison.dom_id}-section"'):])
+    row = row[:row.index("</tr>")]
+    assert "ranked by total tok/s" in row and "3 engines" in row
+    assert row.index("6,095 total tok/s") < row.index("2,140 total tok/s") < row.index("1,814 total tok/s")
+
+
+def test_setup_differences_inside_a_comparison_are_flagged_per_series(loaded):
+    comparison = next(each for each in evidence.comparisons(model="deepseek-r1-0528", hardware=["nvidia-h200"])
+                      if len(each.engines) == 3)
+    flags = {series.label: series.flags for series in comparison.series}
+    assert flags["vLLM v0.11.0 · GPUStack"] == [] and flags["SGLang v0.5.3 · GPUStack · defaults"] == []
+    assert flags["TensorRT-LLM v1.0.0 · GPUStack"] == ["EP 8"]
+    assert flags["SGLang v0.5.3 · GPUStack · --enable-dp-attention"] == ["DP attention"]
+    speculative = next(label for label in flags if "EAGLE" in label)
+    assert flags[speculative] == ["DP attention", "speculative decoding (EAGLE)"]
+    # Every series runs TP 8 here: shared, so not a difference.
+    assert not any("TP" in flag for each in flags.values() for flag in each)
+    h100 = next(each for each in evidence.comparisons(model="gpt-oss-120b", hardware=["nvidia-h100-sxm"])
+                if each.hardware_count == 2 and each.mode == "burst" and each.workload == "ShareGPT")
+    assert sorted(flag for series in h100.series for flag in series.flags) == ["PP 2", "TP 2"]
+
+
+def test_an_output_length_left_to_the_engines_is_flagged_when_they_generated_different_amounts():
+    model, hardware = LanguageModelFactory(slug="unfixed-model"), HardwareSpecFactory(slug="unfixed-gpu")
+    same = {"model": model, "hardware": hardware, "load_mode": "burst"}
+    for key, output_tps in (("short", 1000.0), ("long", 1100.0)):
+        run = _published(tool=ToolFactory(name=f"engine-{key}"), key=key, **same)
+        SweepLevelFactory(run=run, mode="burst", level=100.0, output_tps=output_tps, request_rate=10.0)
+    comparison, = evidence.comparisons(model="unfixed-model")
+    assert sorted(flag for series in comparison.series for flag in series.flags) == [
+        "output length not fixed: ≈100.0 tokens per request", "output length not fixed: ≈110.0 tokens per request"]
+
+
+def test_a_chart_line_joins_only_one_series_own_sweep_and_single_loads_draw_none(loaded):
+    for comparison in evidence.comparisons():
+        data = comparison.chart_data
+        if not any(len(series.points) > 1 for series in comparison.series):
+            assert comparison.chart_axis is None and data["series"] == []
+            continue
+        for drawn, series in zip(data["series"], comparison.series, strict=True):
+            assert drawn["label"] == series.label
+            assert {point["load"] for point in drawn["points"]} <= {point.load for point in series.points}

@@ -363,3 +363,14 @@ def test_methodology_quotes_the_client_buffered_stream_threshold(client):
     page = _get(client, "probes:methodology")
 
     assert f"{stream_analysis.BUFFERED_SHARE * 100:.0f}&nbsp;% or more of them arrived in the same network read" in page
+
+
+def test_methodology_says_what_a_published_comparison_joins_its_load_modes_and_its_ranking_figure(client):
+    page = html.unescape(_get(client, "probes:methodology"))
+    section = page[page.index('id="published-benchmarks"'):]
+    section = " ".join(section[:section.index("</section>")].split())
+    for words in ("N prompts at once", "Offline batch", "N concurrent", "R req/s",
+                  "A chart line joins only the loads of one series' own sweep, in one mode",
+                  "not across modes, datasets, prompt counts", "total token throughput",
+                  "single-engine evidence", "observed_on", "DP attention"):
+        assert words in section, words

@@ -269,3 +269,22 @@ def test_recommendations_cite_published_comparisons_for_the_model_and_refuse_an_
     assert {entry["hardware_slug"] for entry in chosen["published_evidence"]} == {"amd-mi300x"}
     refused = api.get(RECOMMENDATIONS, {"hardware": "amd_instinct", "model": "no-such-model"})
     assert refused.status_code == 400 and "model" in refused.json()["error"]["fields"]
+
+
+def test_an_answer_ranks_each_comparison_by_the_same_figure_as_the_evidence_matrix(api, loaded_catalog):
+    from lab import evidence
+
+    body = api.get(RECOMMENDATIONS, {"hardware": "nvidia_hopper_node", "deployment": "production"}).json()
+    entry = next(entry for entry in body["published_evidence"] if entry["hardware_slug"] == "nvidia-h100-sxm")
+    assert (entry["mode"], entry["load"], entry["figure"]) == ("burst", "1,000 prompts at once", "total_tps")
+    assert [(figure["engine"], figure["figure"]) for figure in entry["figures"]] == [
+        ("vLLM", 6095.4), ("TensorRT-LLM", 2139.5), ("SGLang", 1814.3)]
+    assert [figure["output_tps_per_gpu"] for figure in entry["figures"]] == [2901.1, 1013.7, 865.8]
+    for answer in body["published_evidence"]:
+        row = next(row for row in evidence.evidence_matrix().compared
+                   if (row.model_slug, row.hardware_slug, row.hardware_count, row.weight_format, row.workload)
+                   == (answer["model_slug"], answer["hardware_slug"], answer["hardware_count"],
+                       answer["weight_format"], answer["workload"]))
+        assert answer["figure"] == row.rank_by
+        assert [figure["engine"] for figure in answer["figures"]] == [ranked.series.engine for ranked in row.by_engine]
+        assert [figure["figure"] for figure in answer["figures"]] == [round(ranked.value, 1) for ranked in row.by_engine]

@@ -590,7 +590,8 @@ def test_a_hopper_answer_cites_each_engines_published_figure_with_publisher_date
     entry = entry[:entry.index("</div>")]
     for engine in ("vllm", "sglang", "tensorrt-llm"):
         assert f'data-engine="{engine}"' in entry
-    assert "2,901 output tok/s per GPU" in unescape(entry)
+    assert "6,095 total tok/s (2,901 output tok/s per GPU)" in unescape(entry)
+    assert "ShareGPT, 1,000 prompts at once, ranked by total tok/s" in unescape(entry)
     assert "GPUStack" in entry and "undated page read" in entry
     assert "vLLM 0.31.0, released 05 Oct 2026, is newer than the v0.10.2 measured" in unescape(entry)
 
