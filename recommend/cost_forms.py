@@ -24,8 +24,9 @@ class CostForm(forms.Form):
         if data is not None:
             # A link naming only the model (a model page's) is answered for the default hardware, shown as chosen.
             data = data.copy()
-            data.setdefault("model", REFERENCE_MODEL)
-            data.setdefault("hardware", DEFAULT_COST_HARDWARE)
+            for name, default in (("model", REFERENCE_MODEL), ("hardware", DEFAULT_COST_HARDWARE)):
+                if not data.get(name):
+                    data[name] = default
         super().__init__(data, *args, **kwargs)
         self.fields["model"].choices = [(model.slug, model.name) for model in models]
         self.fields["hardware"].choices = [(spec.slug, spec.name) for spec in hardware]

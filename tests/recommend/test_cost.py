@@ -236,4 +236,4 @@ def test_evidence_model_and_wizard_pages_link_to_the_cost_page(loaded_catalog, c
     # The model page's link names no hardware: answered for the default one.
     assert client.get("/cost/?model=gpt-oss-120b").status_code == 200
     wizard = client.get("/recommend/?hardware=nvidia_hopper_node&deployment=production&concurrency=64").content
-    assert b'data-link="cost"' in wizard
+    assert b'data-cost-link' in wizard and b'href="/cost/?model=gpt-oss-120b&amp;hardware=nvidia-h100-sxm"' in wizard
