@@ -9,8 +9,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.apis import Api, query_params
+from recommend.cost import break_even_evidence
 from recommend.evidence import first_engine, published_evidence
-from recommend.forms import BREAK_EVEN_DEFAULTS, CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
+from recommend.forms import BREAK_EVEN_DEFAULTS, CUSTOM, DEFAULT_COST_HARDWARE, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
 from recommend.selectors import (
     catalog_data,
@@ -23,6 +24,7 @@ from recommend.selectors import (
 from recommend.wizard import calculator_links, hardware_resolve, model_resolve
 from scoring import profile as choices
 from scoring.breakeven import BreakEvenError, Workload, gpu_costs, own_gpu_price, provider_costs
+from scoring.cost import CostError, Slo
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
 from scoring.profile import Profile, ProfileError
 from scoring.ranking import recommend
@@ -460,6 +462,19 @@ class BreakEvenQuerySerializer(serializers.Serializer):
         required=False, **OWN_GPU_PRICE_LIMITS,
         help_text="Your own price for one GPU per hour; compared beside the catalog's offers as your figure.",
     )
+    hardware = serializers.SlugField(required=False, help_text="The GPU whose evidence says whether it carries the "
+                                     f"volume ({DEFAULT_COST_HARDWARE} when left out).")
+    max_ttft_ms = serializers.FloatField(required=False, help_text="Target: time to first token p50 at most (ms).")
+    min_tokens_per_user = serializers.FloatField(required=False, help_text="Target: tokens/s per user at least.")
+
+    def validate(self, attrs: dict) -> dict:
+        if "hardware" in attrs and attrs["hardware"] not in {spec.slug for spec in hardware_spec_list()}:
+            raise serializers.ValidationError({"hardware": f'No hardware spec with the slug "{attrs["hardware"]}".'})
+        try:
+            Slo(max_ttft_ms=attrs.get("max_ttft_ms"), min_tokens_per_user=attrs.get("min_tokens_per_user"))
+        except CostError as exc:
+            raise serializers.ValidationError(exc.errors) from exc
+        return attrs
 
 
 class BreakEvenAssumptionsSerializer(serializers.Serializer):
@@ -511,6 +526,8 @@ class BreakEvenSerializer(serializers.Serializer):
     workload = BreakEvenWorkloadSerializer()
     providers = ProviderCostSerializer(many=True, help_text="Cheapest first.")
     gpus = GpuCostSerializer(many=True, help_text="Cheapest first.")
+    carrying = serializers.DictField(allow_null=True, help_text="Whether the hardware carries the volume and the "
+                                     "break-even volume at the target, from the evidence; with the /cost/ link.")
 
 
 class BreakEvenApi(Api):
@@ -539,5 +556,11 @@ class BreakEvenApi(Api):
         offers = gpu_prices() + ([own_gpu_price(data["own_gpu_usd_per_hour"])] if data.get("own_gpu_usd_per_hour")
                                  else [])
         gpus = gpu_costs(workload, offers, gpu_count=data["gpu_count"], providers=providers)
+        carrying = break_even_evidence(
+            model=model.slug, hardware=data.get("hardware", DEFAULT_COST_HARDWARE), gpu_count=data["gpu_count"],
+            own_gpu_usd_per_hour=data.get("own_gpu_usd_per_hour"), max_ttft_ms=data.get("max_ttft_ms"),
+            min_tokens_per_user=data.get("min_tokens_per_user"), workload=workload, providers=providers,
+        ) if model else None
         return Response({"model": model.slug if model else None, "model_name": model.name if model else None,
-                         **break_even_as_dict(workload, providers, gpus)})
+                         **break_even_as_dict(workload, providers, gpus),
+                         "carrying": carrying.as_dict() if carrying else None})

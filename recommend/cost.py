@@ -22,7 +22,9 @@ from core.loading import FixtureError, default_fixtures_dir, read_yaml
 from lab.evidence import Comparison, Series, comparisons, series_of
 from lab.models import SweepLevel, SweepRun
 from recommend.selectors import catalog_data, token_prices
+from scoring.breakeven import HOURS_PER_MONTH, ProviderCost, Workload, break_even_tokens_per_day
 from scoring.cost import (
+    NO_POINT_MEETS,
     CheapestAnswer,
     CostError,
     CostSeries,
@@ -485,3 +487,87 @@ def cost_chart(group: CostGroup) -> CostChart | None:
         y_ticks=tuple((y_at(tick), f"${tick:g}") for tick in y_ticks),
         lines=tuple(lines), hosted=hosted,
     )
+
+
+# Modes that hold a steady load, as a day's traffic is: a burst or an offline batch says nothing about latency under it.
+STEADY_MODES = ("concurrency", "request_rate", "rate")
+
+
+@dataclass(frozen=True)
+class Carrying:
+    """Whether the hardware carries a break-even answer's volume at the target, from the evidence: the measured
+    point meeting the target with the most output per GPU (steady modes only), against what the volume needs."""
+
+    hardware_name: str
+    gpu_count: int
+    required_output_tps_per_gpu: float
+    break_even_output_tps_per_gpu: float | None
+    best: PointCost | None
+    best_label: str
+    best_group: str
+    link: str
+
+    @property
+    def carries_volume(self) -> bool | None:
+        return None if self.best is None else self.best.point.output_tps_per_gpu >= self.required_output_tps_per_gpu
+
+    @property
+    def carries_break_even(self) -> bool | None:
+        if self.best is None or self.break_even_output_tps_per_gpu is None:
+            return None
+        return self.best.point.output_tps_per_gpu >= self.break_even_output_tps_per_gpu
+
+    def as_dict(self) -> dict:
+        best = self.best
+        return {
+            "hardware": self.hardware_name, "gpu_count": self.gpu_count,
+            "required_output_tokens_per_second_per_gpu": self.required_output_tps_per_gpu,
+            "break_even_output_tokens_per_second_per_gpu": self.break_even_output_tps_per_gpu,
+            "best_point": {"series": self.best_label, "comparison": self.best_group, "point": best.point.load,
+                           "output_tokens_per_second_per_gpu": best.point.output_tps_per_gpu,
+                           "ttft_p50_ms": best.point.ttft_p50_ms} if best else None,
+            "carries_volume": self.carries_volume, "carries_break_even_volume": self.carries_break_even,
+            "verdict": "" if best else NO_POINT_MEETS, "cost_link": self.link,
+        }
+
+
+def break_even_carrying(*, model: str, hardware: str, gpu_count: int, gpu_hour_usd: float | None,
+                        max_ttft_ms: float | None, min_tokens_per_user: float | None,
+                        required_output_tps: float, break_even_output_tps: float | None) -> Carrying | None:
+    """For a break-even answer: None when the model or hardware is unknown or no price is given or sourced."""
+    try:
+        query = cost_query(model=model, hardware=hardware, gpu_count=gpu_count, gpu_hour_usd=gpu_hour_usd,
+                           max_ttft_ms=max_ttft_ms, min_tokens_per_user=min_tokens_per_user)
+    except CostError:
+        return None
+    groups = [group for group in cost_groups(model=model, hardware=hardware, gpu_count=gpu_count,
+                                             gpu_hour_usd=query.gpu_hour_usd, slo=query.slo)
+              if group.mode in STEADY_MODES and group.answer.cheapest]
+    best_group = max(groups, key=lambda group: group.answer.cheapest.point.output_tps_per_gpu, default=None)
+    best = best_group.answer.cheapest if best_group else None
+    return Carrying(
+        hardware_name=query.hardware.name, gpu_count=gpu_count,
+        required_output_tps_per_gpu=required_output_tps / gpu_count,
+        break_even_output_tps_per_gpu=break_even_output_tps / gpu_count if break_even_output_tps else None,
+        best=best, best_label=best_group.view_of(best.series_key).series.label if best else "",
+        best_group=best_group.title if best_group else "", link=cost_link(query),
+    )
+
+
+def break_even_evidence(*, model: str, hardware: str, gpu_count: int, own_gpu_usd_per_hour: float | None,
+                        max_ttft_ms: float | None, min_tokens_per_user: float | None, workload: Workload,
+                        providers: list[ProviderCost]) -> Carrying | None:
+    """The break-even answer's question put to the evidence: at the visitor's GPU price (else the lowest sourced
+    offer for the hardware), the volume where the GPUs cost what the cheapest API does, and the visitor's own."""
+    offer = next(iter(gpu_offers(hardware=hardware)), None)
+    price = own_gpu_usd_per_hour or (offer.usd_per_gpu_hour if offer else None)
+    break_even_output_tps = None
+    if price and providers and providers[0].usd_per_day > 0:
+        total = break_even_tokens_per_day(gpu_monthly_usd=price * HOURS_PER_MONTH * gpu_count, workload=workload,
+                                          price=providers[0].price)
+        share = workload.output_tokens_per_day / (workload.input_tokens_per_day + workload.output_tokens_per_day)
+        break_even_output_tps = total * share / workload.busy_seconds_per_day if total else None
+    return break_even_carrying(model=model, hardware=hardware, gpu_count=gpu_count, gpu_hour_usd=price,
+                               max_ttft_ms=max_ttft_ms, min_tokens_per_user=min_tokens_per_user,
+                               required_output_tps=workload.required_output_tps,
+                               break_even_output_tps=break_even_output_tps)

@@ -20,15 +20,16 @@ def _error_summary(form) -> list[str]:
 def cost(request: HttpRequest) -> HttpResponse:
     form = CostForm(request.GET or None, models=costed_models(), hardware=costed_hardware())
     groups = []
-    if form.is_valid():
+    if form.is_valid() and form.query:
         query = form.query
         groups = [{"group": group, "chart": cost_chart(group)} for group in cost_groups(
             model=query.model.slug, hardware=query.hardware.slug, gpu_count=query.gpu_count,
             gpu_hour_usd=query.gpu_hour_usd, slo=query.slo)]
     query = form.query if form.is_bound and not form.errors else None
+    price_needed = form.price_needed if form.is_bound and not form.errors else ""
     hardware = form.data.get("hardware") or form.fields["hardware"].initial
     return render(request, "recommend/cost.html", {
-        "form": form, "query": query, "groups": groups,
+        "form": form, "query": query, "groups": groups, "price_needed": price_needed,
         "api_params": urlencode(query.link_params) if query else "",
         "offers": gpu_offers(hardware=hardware),
         "error_summary": _error_summary(form) if form.is_bound else [],

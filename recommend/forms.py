@@ -240,6 +240,9 @@ def fit_input_from(data: dict, *, specs: dict) -> FitInput:
 
 
 OWN_GPU_PRICE_LIMITS = {"min_value": 0.01, "max_value": 10_000}
+# The GPU the cost and break-even answers read the evidence for until the visitor picks another: the one the most
+# published benchmarks ran on.
+DEFAULT_COST_HARDWARE = "nvidia-h100-sxm"
 
 
 class BreakEvenForm(forms.Form):
@@ -258,8 +261,14 @@ class BreakEvenForm(forms.Form):
         label="Your own GPU price per hour (USD, optional)", required=False, **OWN_GPU_PRICE_LIMITS,
         help_text="What one GPU costs you per hour; compared beside the catalog's offers as your figure.",
     )
+    # Whether that hardware carries the volume at a latency target, from the evidence (recommend.cost).
+    hardware = forms.ChoiceField(label="GPU the evidence is read for", choices=(), required=False)
+    max_ttft_ms = forms.FloatField(label="Time to first token p50 at most (ms, optional)", required=False,
+                                   min_value=0.001)
+    min_tokens_per_user = forms.FloatField(label="Tokens/s per user at least (optional)", required=False,
+                                           min_value=0.001)
 
-    def __init__(self, data=None, *args, models=(), **kwargs):
+    def __init__(self, data=None, *args, models=(), hardware=(), **kwargs):
         if data is not None:
             # A link that names only some fields shows the defaults it was answered with in the others.
             data = data.copy()
@@ -271,6 +280,8 @@ class BreakEvenForm(forms.Form):
             for model in models
         ]
         self.names = {model.slug: model.name for model in models}
+        self.fields["hardware"].choices = [(spec.slug, spec.name) for spec in hardware]
+        self.fields["hardware"].initial = DEFAULT_COST_HARDWARE
         if models:
             self.fields["model"].initial = models[0].slug
 
@@ -282,6 +293,7 @@ class BreakEvenForm(forms.Form):
             if data.get(name) is None:
                 data[name] = BREAK_EVEN_DEFAULTS[name]
         data["model"] = data.get("model") or self.fields["model"].initial
+        data["hardware"] = data.get("hardware") or DEFAULT_COST_HARDWARE
         if not data["model"]:
             self.add_error("model", "No provider prices a model per token: load the catalog first.")
             return data

@@ -9,6 +9,7 @@ from django.utils.http import urlencode
 from catalog.models import UseCase
 from catalog.selectors import sources_by_title, use_case_get, use_case_list
 from core.cache import cached_page
+from recommend.cost import break_even_evidence
 from recommend.evidence import evidence_models_on, first_engine, published_evidence
 from recommend.forms import BreakEvenForm, FitForm, WizardForm, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
@@ -250,7 +251,7 @@ def fit(request: HttpRequest) -> HttpResponse:
 @cached_page()
 def break_even(request: HttpRequest) -> HttpResponse:
     models = priced_models()
-    form = BreakEvenForm(request.GET or None, models=models)
+    form = BreakEvenForm(request.GET or None, models=models, hardware=hardware_spec_list())
     result = None
     if form.is_valid():
         data = form.cleaned_data
@@ -260,4 +261,8 @@ def break_even(request: HttpRequest) -> HttpResponse:
         gpus = gpu_costs(form.workload, offers, gpu_count=data["gpu_count"], providers=providers)
         result = break_even_as_dict(form.workload, providers, gpus)
         result["model_name"] = form.names[data["model"]]
+        result["carrying"] = break_even_evidence(
+            model=data["model"], hardware=data["hardware"], gpu_count=data["gpu_count"],
+            own_gpu_usd_per_hour=data.get("own_gpu_usd_per_hour"), max_ttft_ms=data.get("max_ttft_ms"),
+            min_tokens_per_user=data.get("min_tokens_per_user"), workload=form.workload, providers=providers)
     return _render_form_page(request, "recommend/break_even.html", form, result, models=models)

@@ -175,7 +175,8 @@ def interpolated_cost(series: CostSeries, *, gpu_hour_usd: float, gpu_count: int
             continue
         if slo.met_by(ttft_ms=high.ttft_p50_ms, tokens_per_user=high.tokens_per_user) is not False:
             continue
-        if not (low.output_tps_per_gpu and high.output_tps_per_gpu and high.output_tps_per_gpu > low.output_tps_per_gpu):
+        if not (low.output_tps_per_gpu and high.output_tps_per_gpu
+                and high.output_tps_per_gpu > low.output_tps_per_gpu):
             continue
         if (slo.max_ttft_ms is not None and high.ttft_p50_ms is None) or (
                 slo.min_tokens_per_user is not None and high.tokens_per_user is None):

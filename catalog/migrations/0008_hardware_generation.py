@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0006_documented_check_details'),
+        ('catalog', '0007_change_record'),
     ]
 
     operations = [
