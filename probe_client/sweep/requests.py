@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from ..compat import WEATHER_TOOL
 from ..errors import ProbeError, parse_error_envelope
 from ..http import Exchange, ProbeHTTP
 from ..secrets import redact
@@ -37,19 +38,6 @@ RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "book", "stric
 TOOL_INSTRUCTION = (
     "The text above is random filler; ignore it. Use the get_weather tool to look up the weather in Paris."
 )
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    },
-}
 WEATHER_ARGUMENTS_SCHEMA = WEATHER_TOOL["function"]["parameters"]
 
 
