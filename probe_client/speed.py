@@ -106,6 +106,41 @@ def max_events_for(max_tokens: int) -> int:
     return int(max_tokens * 1.5) + 32
 
 
+async def post_negotiated(
+    http: ProbeHTTP,
+    params: _Params,
+    body_for: Callable[[int, tuple[bool, str]], dict],
+    *,
+    stream: bool,
+    max_events: int | None,
+) -> tuple[Exchange, tuple[bool, str]]:
+    """Post ``body_for(attempt, used)``, moving ``params`` to the next parameter set and sending again (at most
+    three times) on a 400/422 naming them, and when a stream runs far past the limit because
+    ``max_completion_tokens`` was ignored. Returns the last exchange and the parameters it was sent with.
+
+    ``attempt`` counts from 0 so that a retry can carry a fresh prompt: the abandoned attempt's prompt may sit in
+    a prefix cache."""
+    attempts = 0
+    while True:
+        used = params.snapshot()
+        exchange = await http.post(body_for(attempts, used), stream=stream, max_events=max_events)
+        if exchange.status in NEGOTIABLE_STATUSES and attempts < 3 and exchange.error is not None:
+            async with params.lock:
+                moved = params.fallback(used, exchange.error.provider_message or exchange.error.message)
+            if moved:
+                attempts += 1
+                continue
+        if exchange.event_cap_hit and used[1] == "max_completion_tokens":
+            # The server ignored max_completion_tokens and ran past the limit: max_tokens from now on.
+            async with params.lock:
+                if params.token_param == "max_completion_tokens":
+                    params.token_param = "max_tokens"
+            if attempts < 3:
+                attempts += 1
+                continue
+        return exchange, used
+
+
 async def run_speed_suite(
     config: EndpointConfig,
     *,
@@ -173,29 +208,13 @@ async def run_speed_suite(
                     finish(*pending.pop(0))
 
             async def one_request(index: int) -> tuple[Exchange, tuple[bool, str]]:
-                attempts = 0
-                while True:
-                    # A retry gets a fresh prompt too: the abandoned attempt's prompt may sit in a prefix cache.
-                    messages = build_messages(input_tokens, f"{run_nonce}-{index}-{attempts}")
-                    used = params.snapshot()
-                    body = speed_body(
+                def body_for(attempt: int, used: tuple[bool, str]) -> dict:
+                    messages = build_messages(input_tokens, f"{run_nonce}-{index}-{attempt}")
+                    return speed_body(
                         config, messages=messages, max_tokens=max_tokens, include_usage=used[0], token_param=used[1]
                     )
-                    exchange = await http.post(body, stream=True, max_events=max_events_for(max_tokens))
-                    if exchange.status in NEGOTIABLE_STATUSES and attempts < 3 and exchange.error is not None:
-                        async with params.lock:
-                            moved = params.fallback(used, exchange.error.provider_message or exchange.error.message)
-                        if moved:
-                            attempts += 1
-                            continue
-                    if exchange.event_cap_hit and used[1] == "max_completion_tokens":
-                        async with params.lock:
-                            if params.token_param == "max_completion_tokens":
-                                params.token_param = "max_tokens"
-                        if attempts < 3:
-                            attempts += 1
-                            continue
-                    return exchange, used
+
+                return await post_negotiated(http, params, body_for, stream=True, max_events=max_events_for(max_tokens))
 
             async def worker(slot: int) -> None:
                 nonlocal next_index, in_flight

@@ -12,7 +12,7 @@ imported levels.
 """
 
 from .imports import IMPORT_FORMATS, ParsedResults, ResultFileError, parse_result_file
-from .requests import BOOK_SCHEMA, RESPONSE_FORMAT, WEATHER_TOOL
+from .requests import BOOK_SCHEMA, RESPONSE_FORMAT
 from .runner import (
     CLIENT_VERSION,
     DEFAULT_LIMITS,
@@ -48,7 +48,6 @@ __all__ = [
     "ParsedResults",
     "RESPONSE_FORMAT",
     "SLO",
-    "WEATHER_TOOL",
     "Knee",
     "LengthDistribution",
     "LevelResult",

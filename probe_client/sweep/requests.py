@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 
+from ..compat import WEATHER_TOOL
 from ..errors import ProbeError, parse_error_envelope
 from ..http import Exchange, ProbeHTTP
 from ..secrets import redact
-from ..speed import NEGOTIABLE_STATUSES, _Params, max_events_for, speed_body
+from ..speed import _Params, max_events_for, post_negotiated, speed_body
 from ..stream_analysis import engine_headers, measure, merged_reads, token_count
 from ..workloads import INSTRUCTION, INSTRUCTION_TOKENS, filler_words
 from .stats import Sample
@@ -37,19 +38,6 @@ RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "book", "stric
 TOOL_INSTRUCTION = (
     "The text above is random filler; ignore it. Use the get_weather tool to look up the weather in Paris."
 )
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    },
-}
 WEATHER_ARGUMENTS_SCHEMA = WEATHER_TOOL["function"]["parameters"]
 
 
@@ -64,12 +52,11 @@ def shaped_messages(shape: RequestShape, *, nonce: str, prefix_seed: str, instru
 
 
 def request_body(
-    config, shape: RequestShape, *, nonce: str, prefix_seed: str, params: _Params, variant: str, streaming: bool
-) -> tuple[dict, tuple[bool, str]]:
+    config, shape: RequestShape, *, nonce: str, prefix_seed: str, used: tuple[bool, str], variant: str, streaming: bool
+) -> dict:
     """The chat body for one request. ``variant``: ``plain``, ``json_schema`` or ``tools``."""
     instruction = {"plain": INSTRUCTION, "json_schema": STRUCTURED_INSTRUCTION, "tools": TOOL_INSTRUCTION}[variant]
     messages = shaped_messages(shape, nonce=nonce, prefix_seed=prefix_seed, instruction=instruction)
-    used = params.snapshot()
     body = speed_body(
         config,
         messages=messages,
@@ -85,7 +72,7 @@ def request_body(
     elif variant == "tools":
         body["tools"] = [WEATHER_TOOL]
         body["tool_choice"] = "auto"
-    return body, used
+    return body
 
 
 async def send(
@@ -99,36 +86,23 @@ async def send(
     variant: str = "plain",
     streaming: bool = True,
 ) -> Exchange:
-    """One request, renegotiating the token-limit and usage parameters as the speed suite does: on a 400/422
-    naming them, and when a stream runs far past the limit because ``max_completion_tokens`` was ignored."""
-    attempts = 0
-    while True:
-        body, used = request_body(
+    """One request, renegotiating the token-limit and usage parameters as the speed suite does
+    (:func:`probe_client.speed.post_negotiated`)."""
+
+    def body_for(attempt: int, used: tuple[bool, str]) -> dict:
+        return request_body(
             config,
             shape,
-            nonce=f"{nonce}-{attempts}" if attempts else nonce,
+            nonce=f"{nonce}-{attempt}" if attempt else nonce,
             prefix_seed=prefix_seed,
-            params=params,
+            used=used,
             variant=variant,
             streaming=streaming,
         )
-        exchange = await http.post(
-            body, stream=streaming, max_events=max_events_for(shape.output_tokens) if streaming else None
-        )
-        if exchange.status in NEGOTIABLE_STATUSES and attempts < 3 and exchange.error is not None:
-            async with params.lock:
-                moved = params.fallback(used, exchange.error.provider_message or exchange.error.message)
-            if moved:
-                attempts += 1
-                continue
-        if exchange.event_cap_hit and used[1] == "max_completion_tokens" and attempts < 3:
-            # The server ignored max_completion_tokens and ran past the limit: max_tokens from now on.
-            async with params.lock:
-                if params.token_param == "max_completion_tokens":
-                    params.token_param = "max_tokens"
-            attempts += 1
-            continue
-        return exchange
+
+    max_events = max_events_for(shape.output_tokens) if streaming else None
+    exchange, _ = await post_negotiated(http, params, body_for, stream=streaming, max_events=max_events)
+    return exchange
 
 
 def sample_from(
