@@ -144,3 +144,39 @@ def test_writes_of_untracked_fields_and_models_write_nothing():
     assert Tool.objects.get(pk=tool.pk).verdict == "Other words."
     assert PriceItem.objects.count() == 0
     assert not Change.objects.exists()
+
+
+def _admin_form_data(response) -> dict:
+    """What the admin change page would post back unchanged: the object's form and every inline formset."""
+    def value(raw):
+        if raw is None:
+            return ""
+        if isinstance(raw, (list, tuple)) or hasattr(raw, "all"):
+            return [getattr(item, "pk", item) for item in (raw.all() if hasattr(raw, "all") else raw)]
+        return getattr(raw, "pk", raw)
+
+    form = response.context["adminform"].form
+    data = {name: value(form.initial.get(name, field.initial)) for name, field in form.fields.items()}
+    for inline in response.context["inline_admin_formsets"]:
+        formset = inline.formset
+        data.update({f"{formset.prefix}-{key}": raw for key, raw in formset.management_form.initial.items()})
+        for row in formset.forms:
+            # The row's key is not among a model form's initial values: it is not an editable field.
+            data.update({row.add_prefix(name): value(row.initial.get(name, getattr(row.instance, name, None)))
+                         for name in row.fields})
+    return data
+
+
+def test_a_price_edited_in_the_tool_page_inline_is_one_change(admin_client):
+    price = PriceItemFactory(output_usd_per_mtok=Decimal("0.60"), tool__name="Hosted")
+    page = admin_client.get(f"/admin/catalog/tool/{price.tool_id}/change/")
+    data = _admin_form_data(page)
+    [field] = [name for name, raw in data.items() if name.endswith("-output_usd_per_mtok")]
+    data[field] = "0.40"
+
+    response = admin_client.post(f"/admin/catalog/tool/{price.tool_id}/change/", data)
+
+    assert response.status_code == 302
+    [change] = Change.objects.all()
+    assert change.kind == Change.Kind.PRICE and change.tool == price.tool
+    assert change.before == {"output_usd_per_mtok": "0.6000"} and change.after == {"output_usd_per_mtok": "0.40"}
