@@ -24,6 +24,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
+from core.admin import PageCacheAdmin
 
 
 def _inline(link: type[Model], *autocomplete: str, style: type[InlineModelAdmin] = admin.TabularInline,
@@ -34,7 +35,7 @@ def _inline(link: type[Model], *autocomplete: str, style: type[InlineModelAdmin]
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(PageCacheAdmin):
     list_display = ("name", "slug", "kind", "rating", "rank", "licence", "last_verified")
     list_filter = ("kind", "licence", "licence__is_open_source", "hardware_support__hardware", "last_verified")
     search_fields = ("name", "slug", "family", "summary", "verdict", "ideal_for")
@@ -57,28 +58,28 @@ class ToolAdmin(admin.ModelAdmin):
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(PageCacheAdmin):
     list_display = ("title", "key", "publisher", "verified_on")
     list_filter = ("publisher", "verified_on")
     search_fields = ("title", "key", "url", "publisher")
 
 
 @admin.register(Licence)
-class LicenceAdmin(admin.ModelAdmin):
+class LicenceAdmin(PageCacheAdmin):
     list_display = ("spdx_id", "name", "is_open_source")
     list_filter = ("is_open_source",)
     search_fields = ("spdx_id", "name")
 
 
 @admin.register(HardwareTarget)
-class HardwareTargetAdmin(admin.ModelAdmin):
+class HardwareTargetAdmin(PageCacheAdmin):
     list_display = ("name", "slug", "vendor", "category", "position")
     list_filter = ("category", "vendor")
     search_fields = ("name", "slug", "vendor")
 
 
 @admin.register(QuantFormat)
-class QuantFormatAdmin(admin.ModelAdmin):
+class QuantFormatAdmin(PageCacheAdmin):
     list_display = ("name", "slug", "bits_per_weight", "hardware_requirement")
     search_fields = ("name", "slug", "description", "hardware_requirement")
     list_filter = ("source",)
@@ -86,19 +87,19 @@ class QuantFormatAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiSurface)
-class ApiSurfaceAdmin(admin.ModelAdmin):
+class ApiSurfaceAdmin(PageCacheAdmin):
     list_display = ("name", "slug")
     search_fields = ("name", "slug", "description")
 
 
 @admin.register(Feature)
-class FeatureAdmin(admin.ModelAdmin):
+class FeatureAdmin(PageCacheAdmin):
     list_display = ("name", "slug", "position")
     search_fields = ("name", "slug", "description")
 
 
 @admin.register(PriceItem)
-class PriceItemAdmin(admin.ModelAdmin):
+class PriceItemAdmin(PageCacheAdmin):
     list_display = (
         "tool", "item", "model", "unit", "tier", "input_usd_per_mtok", "output_usd_per_mtok", "amount_usd", "verified_on",
     )
@@ -109,7 +110,7 @@ class PriceItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(HardwareSupport)
-class HardwareSupportAdmin(admin.ModelAdmin):
+class HardwareSupportAdmin(PageCacheAdmin):
     list_display = ("tool", "hardware", "level")
     list_filter = ("level", "hardware")
     search_fields = ("tool__name", "hardware__name", "notes")
@@ -118,7 +119,7 @@ class HardwareSupportAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolQuantFormat)
-class ToolQuantFormatAdmin(admin.ModelAdmin):
+class ToolQuantFormatAdmin(PageCacheAdmin):
     list_display = ("tool", "quant_format")
     list_filter = ("quant_format",)
     search_fields = ("tool__name", "quant_format__name", "notes")
@@ -127,7 +128,7 @@ class ToolQuantFormatAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolApiSurface)
-class ToolApiSurfaceAdmin(admin.ModelAdmin):
+class ToolApiSurfaceAdmin(PageCacheAdmin):
     list_display = ("tool", "api_surface", "has_gaps")
     list_filter = ("api_surface",)
     search_fields = ("tool__name", "api_surface__name", "gaps")
@@ -140,7 +141,7 @@ class ToolApiSurfaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolFeature)
-class ToolFeatureAdmin(admin.ModelAdmin):
+class ToolFeatureAdmin(PageCacheAdmin):
     list_display = ("tool", "feature")
     list_filter = ("feature",)
     search_fields = ("tool__name", "feature__name", "notes")
@@ -149,7 +150,7 @@ class ToolFeatureAdmin(admin.ModelAdmin):
 
 
 @admin.register(Caveat)
-class CaveatAdmin(admin.ModelAdmin):
+class CaveatAdmin(PageCacheAdmin):
     list_display = ("title", "tool", "severity", "key")
     list_filter = ("severity", "tool")
     search_fields = ("title", "body", "key", "tool__name")
@@ -158,7 +159,7 @@ class CaveatAdmin(admin.ModelAdmin):
 
 
 @admin.register(UseCase)
-class UseCaseAdmin(admin.ModelAdmin):
+class UseCaseAdmin(PageCacheAdmin):
     list_display = ("title", "slug", "group", "position")
     list_filter = ("group",)
     search_fields = ("title", "slug", "question", "summary")
@@ -167,7 +168,7 @@ class UseCaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(UseCaseRecommendation)
-class UseCaseRecommendationAdmin(admin.ModelAdmin):
+class UseCaseRecommendationAdmin(PageCacheAdmin):
     list_display = ("use_case", "tool", "position", "is_recommended")
     list_filter = ("is_recommended", "use_case")
     search_fields = ("use_case__title", "tool__name", "reason")
@@ -176,7 +177,7 @@ class UseCaseRecommendationAdmin(admin.ModelAdmin):
 
 
 @admin.register(HardwareSpec)
-class HardwareSpecAdmin(admin.ModelAdmin):
+class HardwareSpecAdmin(PageCacheAdmin):
     list_display = ("name", "vendor", "memory_gb", "bandwidth_gb_s", "memory_kind", "is_unified_memory")
     list_filter = ("vendor", "is_unified_memory", "memory_kind")
     search_fields = ("name", "slug", "vendor", "notes")
@@ -185,7 +186,7 @@ class HardwareSpecAdmin(admin.ModelAdmin):
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(admin.ModelAdmin):
+class LanguageModelAdmin(PageCacheAdmin):
     list_display = ("name", "slug", "publisher", "params_total_b", "params_active_b", "context_tokens", "licence")
     list_filter = ("publisher", "licence")
     search_fields = ("name", "slug", "publisher", "summary")
@@ -197,7 +198,7 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(ModelOffering)
-class ModelOfferingAdmin(admin.ModelAdmin):
+class ModelOfferingAdmin(PageCacheAdmin):
     list_display = ("model", "tool", "api_model_id", "context_tokens", "verified_on")
     list_filter = ("model", "tool__kind", "tool")
     search_fields = ("model__name", "tool__name", "api_model_id", "notes")
@@ -206,7 +207,7 @@ class ModelOfferingAdmin(admin.ModelAdmin):
 
 
 @admin.register(ReportedFigure)
-class ReportedFigureAdmin(admin.ModelAdmin):
+class ReportedFigureAdmin(PageCacheAdmin):
     """Third-party figures: publisher, link and both dates are required, so none is shown unsourced."""
 
     list_display = ("key", "tool", "model", "hardware", "metric", "value", "publisher", "observed_on", "verified_on")
@@ -218,7 +219,7 @@ class ReportedFigureAdmin(admin.ModelAdmin):
 
 
 @admin.register(DocumentedAbsence)
-class DocumentedAbsenceAdmin(admin.ModelAdmin):
+class DocumentedAbsenceAdmin(PageCacheAdmin):
     list_display = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")
     search_fields = ("tool__name", "notes")
     list_select_related = ("tool", "hardware", "quant_format", "feature", "api_surface", "source")

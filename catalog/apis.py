@@ -13,6 +13,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
+from rest_framework.reverse import reverse
 from rest_framework.response import Response
 
 from catalog import selectors, services
@@ -39,10 +40,10 @@ from core.apis import (
     select_or_404,
     validated_body,
 )
+from core.cache import cached_get
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from catalog.comparison import compare_matrix
-from core.urls import cached_absolute_reverse
 
 TAG_CATALOG = "catalog"
 TAG_WRITES = "catalog writes (staff)"
@@ -224,7 +225,6 @@ def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
 
 
 class ToolListApi(ListApi):
-    cached = True
     csv_filename = "tools"
 
     class FilterSerializer(serializers.Serializer):
@@ -278,7 +278,7 @@ class ToolListApi(ListApi):
 
         def get_url(self, tool: Tool) -> str:
             request = self.context.get("request")
-            return cached_absolute_reverse("api:tool-detail", kwargs={"slug": tool.slug}, request=request)
+            return reverse("api:tool-detail", kwargs={"slug": tool.slug}, request=request)
 
     class InputSerializer(serializers.Serializer):
         slug = serializers.SlugField(max_length=80)
@@ -331,6 +331,7 @@ class ToolListApi(ListApi):
             )
         ],
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         tools = selectors.tool_list(filters=query_params(self.FilterSerializer, request))
         rows = self.OutputSerializer(tools, many=True, context={"request": request}).data
@@ -367,7 +368,7 @@ class ToolDetailInputSerializer(ToolListApi.InputSerializer):
     patch_description="Only the fields sent change. `last_verified` moves only when you send it.",
 )
 class ToolDetailApi(DetailApi):
-    cached = True
+    get = cached_get(DetailApi.get)
     InputSerializer = ToolDetailInputSerializer
     OutputSerializer = ToolDetailOutputSerializer
     select = staticmethod(partial(selectors.tool_get, details=False))
@@ -384,7 +385,6 @@ class ToolDetailApi(DetailApi):
 
 
 class PriceListApi(ListApi):
-    cached = True
     csv_filename = "prices"
     csv_serializer_class = PriceOutputSerializer
 
@@ -428,6 +428,7 @@ class PriceListApi(ListApi):
         parameters=[FilterSerializer],
         responses={200: list_envelope("PriceList", PriceOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         price_items = selectors.price_item_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=PriceOutputSerializer(price_items, many=True).data)
@@ -464,7 +465,7 @@ class PriceDetailInputSerializer(PriceListApi.InputSerializer):
     patch_description="Only the fields sent change; `verified_on` moves only when you send it.",
 )
 class PriceDetailApi(DetailApi):
-    cached = True
+    get = cached_get(DetailApi.get)
     InputSerializer = PriceDetailInputSerializer
     OutputSerializer = PriceOutputSerializer
     select = staticmethod(selectors.price_item_get)
@@ -496,7 +497,6 @@ class SourceInputSerializer(serializers.Serializer):
 
 
 class SourceListApi(ListApi):
-    cached = True
     csv_filename = "sources"
     csv_serializer_class = SourceOutputSerializer
 
@@ -505,6 +505,7 @@ class SourceListApi(ListApi):
         description="Every document a fact in the catalog cites, by key.",
         responses={200: list_envelope("SourceList", SourceOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=SourceOutputSerializer(selectors.source_list(), many=True).data)
 
@@ -537,7 +538,7 @@ class SourceDetailInputSerializer(SourceInputSerializer):
     patch_summary="Change a source (staff)",
 )
 class SourceDetailApi(DetailApi):
-    cached = True
+    get = cached_get(DetailApi.get)
     InputSerializer = SourceDetailInputSerializer
     OutputSerializer = SourceOutputSerializer
     select = staticmethod(selectors.source_get)
@@ -564,7 +565,6 @@ class HardwareSpecOutputSerializer(serializers.Serializer):
 
 
 class HardwareListApi(ListApi):
-    cached = True
     csv_filename = "hardware"
 
     class OutputSerializer(serializers.Serializer):
@@ -583,12 +583,12 @@ class HardwareListApi(ListApi):
         description="Hardware families with the tools that support them and the device specs (memory, bandwidth).",
         responses={200: list_envelope("HardwareList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.hardware_target_list(), many=True).data)
 
 
 class HardwareSpecListApi(ListApi):
-    cached = True
     csv_filename = "hardware-specs"
     csv_serializer_class = HardwareSpecOutputSerializer
 
@@ -597,6 +597,7 @@ class HardwareSpecListApi(ListApi):
         description="Memory capacity and bandwidth of each device, with its source.",
         responses={200: list_envelope("HardwareSpecList", HardwareSpecOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=HardwareSpecOutputSerializer(selectors.hardware_spec_list(), many=True).data)
 
@@ -609,7 +610,6 @@ class _ToolSlugsMixin(serializers.Serializer):
 
 
 class QuantFormatListApi(ListApi):
-    cached = True
     csv_filename = "quant-formats"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -625,12 +625,12 @@ class QuantFormatListApi(ListApi):
         description="Formats with the hardware they need for native speed and the tools that load them.",
         responses={200: list_envelope("QuantFormatList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.quant_format_list(), many=True).data)
 
 
 class FeatureListApi(ListApi):
-    cached = True
     csv_filename = "features"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -643,12 +643,12 @@ class FeatureListApi(ListApi):
         description="Serving features (continuous batching, prefix caching, ...) and the tools that have them.",
         responses={200: list_envelope("FeatureList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.feature_list(), many=True).data)
 
 
 class ApiSurfaceListApi(ListApi):
-    cached = True
     csv_filename = "api-surfaces"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -661,6 +661,7 @@ class ApiSurfaceListApi(ListApi):
         description="APIs the tools speak (OpenAI chat completions, Anthropic Messages, gRPC, ...).",
         responses={200: list_envelope("ApiSurfaceList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.api_surface_list(), many=True).data)
 
@@ -680,7 +681,6 @@ class UseCaseRecommendationSerializer(serializers.Serializer):
 
 
 class UseCaseListApi(ListApi):
-    cached = True
     csv_filename = "use-cases"
 
     class FilterSerializer(serializers.Serializer):
@@ -704,6 +704,7 @@ class UseCaseListApi(ListApi):
         parameters=[FilterSerializer],
         responses={200: list_envelope("UseCaseList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
         use_cases = selectors.use_case_list(group=filters.get("group"))
@@ -714,7 +715,6 @@ class UseCaseListApi(ListApi):
 
 
 class CompareApi(Api):
-    cached = True
     class FilterSerializer(serializers.Serializer):
         tools = serializers.CharField(
             max_length=400,
@@ -745,6 +745,7 @@ class CompareApi(Api):
             )
         },
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         params = query_params(self.FilterSerializer, request)
         try:

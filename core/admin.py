@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from core.cache import generation_bump
 from core.models import AuditEntry
 
 
@@ -20,3 +21,20 @@ class AuditEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class PageCacheAdmin(admin.ModelAdmin):
+    """The admin writes rows itself, not through the services: each of its writes moves the page cache's
+    generation as theirs do (save_related follows every save of the change form and the list's edits)."""
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        generation_bump()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        generation_bump()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        generation_bump()

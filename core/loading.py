@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import models, transaction
 
+from core.cache import generation_bump
 from core.models import AuditEntry
 from core.services import Changes, audit_value
 
@@ -193,6 +194,7 @@ def load_all(
     fixtures_dir = Path(fixtures_dir) if fixtures_dir is not None else default_fixtures_dir()
     options = options or LoadOptions()
     with transaction.atomic():
+        generation_bump()
         results = {loader.name: loader.load(fixtures_dir=fixtures_dir, options=options)
                    for loader in fixture_loaders_ordered()}
         AuditEntry.objects.bulk_create(options.audit)

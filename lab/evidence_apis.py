@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.apis import ListApi, list_envelope, list_response, query_params
+from core.cache import cached_get
 from lab import evidence
 from lab.models import SOURCE_TOOL_LABELS
 from scoring.vocabulary import LEVEL_METRICS
@@ -98,7 +99,6 @@ def _series_rows(filters: dict) -> list[dict]:
 
 
 class PublishedBenchmarkListApi(ListApi):
-    cached = True
     csv_filename = "published-benchmarks"
 
     @extend_schema(
@@ -109,12 +109,12 @@ class PublishedBenchmarkListApi(ListApi):
         parameters=[EvidenceFilterSerializer],
         responses={200: list_envelope("PublishedBenchmarkList", SeriesSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=_series_rows(query_params(EvidenceFilterSerializer, request)))
 
 
 class PublishedPointListApi(ListApi):
-    cached = True
     csv_filename = "published-benchmark-points"
 
     @extend_schema(
@@ -124,6 +124,7 @@ class PublishedPointListApi(ListApi):
         parameters=[EvidenceFilterSerializer],
         responses={200: list_envelope("PublishedPointList", PointSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         rows = []
         for series in _series_rows(query_params(EvidenceFilterSerializer, request)):

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.apis import Api, query_params
+from core.cache import cached_get
 from recommend.evidence import REFERENCE_MODEL, evidence_models, first_engine, published_evidence
 from recommend.forms import CUSTOM, OWN_GPU_PRICE_LIMITS, fit_input_from
 from recommend.presenters import break_even_as_dict, fit_as_dict, recommendation_as_dict
@@ -198,7 +199,6 @@ class RecommendationQuerySerializer(serializers.Serializer):
 
 class RecommendationApi(Api):
     permission_classes = [AllowAny]
-    cached = True
 
     @extend_schema(
         operation_id="recommendations",
@@ -206,6 +206,7 @@ class RecommendationApi(Api):
         parameters=[RecommendationQuerySerializer],
         responses={200: RecommendationSerializer},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         values = query_params(RecommendationQuerySerializer, request, lists=("needs",))
         model = values.pop("model")
@@ -360,10 +361,10 @@ class FitSerializer(serializers.Serializer):
 
 class FitApi(Api):
     permission_classes = [AllowAny]
-    cached = True
 
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
                    parameters=[FitQuerySerializer], responses={200: FitSerializer})
+    @cached_get
     def get(self, request: Request) -> Response:
         query = query_params(FitQuerySerializer, request)
         specs = {spec.slug: spec for spec in hardware_spec_list()}
@@ -441,10 +442,10 @@ class BreakEvenSerializer(serializers.Serializer):
 
 class BreakEvenApi(Api):
     permission_classes = [AllowAny]
-    cached = True
 
     @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
                    parameters=[BreakEvenQuerySerializer], responses={200: BreakEvenSerializer})
+    @cached_get
     def get(self, request: Request) -> Response:
         data = query_params(BreakEvenQuerySerializer, request)
         models = priced_models()
