@@ -161,7 +161,7 @@ def main() -> int:
         "",
         f"gunicorn, 3 sync workers; {args.clients} clients on loopback for {args.seconds:g} s per phase, a new "
         f"connection per request, 30 s client timeout. PostgreSQL and Redis of this run's own, hung with SIGSTOP. "
-        f"Connect timeout {timeout} s (`DATABASE_CONNECT_TIMEOUT_SECONDS`), Redis socket timeouts 1 s, breakers "
+        f"Connect timeout {timeout} s (`DATABASE_CONNECT_TIMEOUT_SECONDS`), Redis socket timeouts 0.5 s, breakers "
         "of 5 s (`core/breakers.py`).",
         "",
         "| phase | request | answers | per second | statuses | p50 ms | p95 ms | max ms |",

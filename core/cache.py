@@ -6,8 +6,9 @@ A write moves the generation at once and again when its transaction commits: the
 next read fresh, the second drops any page a reader rendered from the data as it was before the commit.
 Entries expire after READ_CACHE_SECONDS (0 turns the cache off). A cached read asks the cache only, never the
 database. A cache that fails or hangs is skipped by this process for a few seconds (core.breakers); meanwhile
-the process keeps what it renders in its own memory for one second (so it keeps most of its speed, and a write
-made elsewhere still shows within that second), and a generation move it missed is made once the cache answers.
+the process keeps what it renders in its own memory for as long (rendering every request would cost most of its
+speed; a write made elsewhere shows within those seconds, one made here at once), and a generation move it
+missed is made once the cache answers.
 Validators (ETag, 304) are Django's ConditionalGetMiddleware's; a cached entry adds when it was built as
 Last-Modified.
 """
@@ -33,7 +34,7 @@ from core.breakers import BREAKER_SECONDS, Breaker
 GENERATION_KEY = "page-cache:generation"
 CACHEABLE_STATUSES = (200, 400)
 # How long a process keeps a rendered answer in its own memory while the shared cache is failing.
-OUTAGE_SECONDS = 1
+OUTAGE_SECONDS = BREAKER_SECONDS
 outage_cache = LocMemCache("page-cache-outage", {"TIMEOUT": OUTAGE_SECONDS})
 # What a cached answer carries besides its status and body.
 KEPT_HEADERS = ("Content-Type", "Content-Disposition", "Link")
@@ -77,6 +78,7 @@ def _bump() -> bool:
 
 
 def _bump_or_owe() -> None:
+    outage_cache.clear()
     if not _bump():
         _bump_owed.set()
 
