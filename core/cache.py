@@ -9,8 +9,8 @@ database. A cache that fails or hangs is skipped by this process for a few secon
 the process keeps what it renders in its own memory for as long (rendering every request would cost most of its
 speed; a write made elsewhere shows within those seconds, one made here at once), and a generation move it
 missed is made once the cache answers.
-Validators (ETag, 304) are Django's ConditionalGetMiddleware's; a cached entry adds when it was built as
-Last-Modified.
+Validators (ETag, 304) are Django's ConditionalGetMiddleware's (core.middleware.ETagMiddleware); a cached entry
+adds when it was built as Last-Modified.
 """
 from __future__ import annotations
 
