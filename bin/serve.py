@@ -76,7 +76,6 @@ def main() -> int:
     args = parser.parse_args()
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
-    os.environ.setdefault("SITE_URL", f"http://{args.host}:{args.port}")
     (ROOT / "var").mkdir(exist_ok=True)
     services = [
         Supervised("worker", [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO",

@@ -13,6 +13,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
+from rest_framework.reverse import reverse
 from rest_framework.response import Response
 
 from catalog import selectors, services
@@ -41,10 +42,10 @@ from core.apis import (
     select_or_404,
     validated_body,
 )
+from core.cache import cached_get
 from core.exceptions import ApplicationError
 from core.fields import SlugLookupField
 from catalog.comparison import compare_matrix
-from core.urls import cached_absolute_reverse
 
 TAG_CATALOG = "catalog"
 TAG_WRITES = "catalog writes (staff)"
@@ -226,7 +227,6 @@ def _tool_detail_data(request: Request, slug: str) -> dict[str, Any]:
 
 
 class ToolListApi(ListApi):
-    cached = True
     csv_filename = "tools"
 
     class FilterSerializer(serializers.Serializer):
@@ -290,7 +290,7 @@ class ToolListApi(ListApi):
 
         def get_url(self, tool: Tool) -> str:
             request = self.context.get("request")
-            return cached_absolute_reverse("api:tool-detail", kwargs={"slug": tool.slug}, request=request)
+            return reverse("api:tool-detail", kwargs={"slug": tool.slug}, request=request)
 
     class InputSerializer(serializers.Serializer):
         slug = serializers.SlugField(max_length=80)
@@ -343,6 +343,7 @@ class ToolListApi(ListApi):
             )
         ],
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
         tools = selectors.with_match_reasons(selectors.tool_list(filters=filters), filters.get("q") or "")
@@ -381,7 +382,7 @@ class ToolDetailInputSerializer(ToolListApi.InputSerializer):
     patch_description="Only the fields sent change. `last_verified` moves only when you send it.",
 )
 class ToolDetailApi(DetailApi):
-    cached = True
+    get = cached_get(DetailApi.get)
     InputSerializer = ToolDetailInputSerializer
     OutputSerializer = ToolDetailOutputSerializer
     select = staticmethod(partial(selectors.tool_get, details=False))
@@ -398,7 +399,6 @@ class ToolDetailApi(DetailApi):
 
 
 class PriceListApi(ListApi):
-    cached = True
     csv_filename = "prices"
     csv_serializer_class = PriceOutputSerializer
 
@@ -442,6 +442,7 @@ class PriceListApi(ListApi):
         parameters=[FilterSerializer],
         responses={200: list_envelope("PriceList", PriceOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         price_items = selectors.price_item_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=PriceOutputSerializer(price_items, many=True).data)
@@ -480,7 +481,7 @@ class PriceDetailInputSerializer(PriceListApi.InputSerializer):
     patch_description="Only the fields sent change; `verified_on` moves only when you send it.",
 )
 class PriceDetailApi(DetailApi):
-    cached = True
+    get = cached_get(DetailApi.get)
     InputSerializer = PriceDetailInputSerializer
     OutputSerializer = PriceOutputSerializer
     select = staticmethod(selectors.price_item_get)
@@ -512,7 +513,6 @@ class SourceInputSerializer(serializers.Serializer):
 
 
 class SourceListApi(ListApi):
-    cached = True
     csv_filename = "sources"
     csv_serializer_class = SourceOutputSerializer
 
@@ -521,6 +521,7 @@ class SourceListApi(ListApi):
         description="Every document a fact in the catalog cites, by key.",
         responses={200: list_envelope("SourceList", SourceOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=SourceOutputSerializer(selectors.source_list(), many=True).data)
 
@@ -556,7 +557,7 @@ class SourceDetailInputSerializer(SourceInputSerializer):
     patch_description="Only the fields sent change.",
 )
 class SourceDetailApi(DetailApi):
-    cached = True
+    get = cached_get(DetailApi.get)
     InputSerializer = SourceDetailInputSerializer
     OutputSerializer = SourceOutputSerializer
     select = staticmethod(selectors.source_get)
@@ -583,7 +584,6 @@ class HardwareSpecOutputSerializer(serializers.Serializer):
 
 
 class HardwareListApi(ListApi):
-    cached = True
     csv_filename = "hardware"
 
     class OutputSerializer(serializers.Serializer):
@@ -602,12 +602,12 @@ class HardwareListApi(ListApi):
         description="Hardware families with the tools that support them and the device specs (memory, bandwidth).",
         responses={200: list_envelope("HardwareList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.hardware_target_list(), many=True).data)
 
 
 class HardwareSpecListApi(ListApi):
-    cached = True
     csv_filename = "hardware-specs"
     csv_serializer_class = HardwareSpecOutputSerializer
 
@@ -616,6 +616,7 @@ class HardwareSpecListApi(ListApi):
         description="Memory capacity and bandwidth of each device, with its source.",
         responses={200: list_envelope("HardwareSpecList", HardwareSpecOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=HardwareSpecOutputSerializer(selectors.hardware_spec_list(), many=True).data)
 
@@ -628,7 +629,6 @@ class _ToolSlugsMixin(serializers.Serializer):
 
 
 class QuantFormatListApi(ListApi):
-    cached = True
     csv_filename = "quant-formats"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -644,12 +644,12 @@ class QuantFormatListApi(ListApi):
         description="Formats with the hardware they need for native speed and the tools that load them.",
         responses={200: list_envelope("QuantFormatList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.quant_format_list(), many=True).data)
 
 
 class FeatureListApi(ListApi):
-    cached = True
     csv_filename = "features"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -662,12 +662,12 @@ class FeatureListApi(ListApi):
         description="Serving features (continuous batching, prefix caching, ...) and the tools that have them.",
         responses={200: list_envelope("FeatureList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.feature_list(), many=True).data)
 
 
 class ApiSurfaceListApi(ListApi):
-    cached = True
     csv_filename = "api-surfaces"
 
     class OutputSerializer(_ToolSlugsMixin):
@@ -680,6 +680,7 @@ class ApiSurfaceListApi(ListApi):
         description="APIs the tools speak (OpenAI chat completions, Anthropic Messages, gRPC, ...).",
         responses={200: list_envelope("ApiSurfaceList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=self.OutputSerializer(selectors.api_surface_list(), many=True).data)
 
@@ -699,7 +700,6 @@ class UseCaseRecommendationSerializer(serializers.Serializer):
 
 
 class UseCaseListApi(ListApi):
-    cached = True
     csv_filename = "use-cases"
 
     class FilterSerializer(serializers.Serializer):
@@ -723,6 +723,7 @@ class UseCaseListApi(ListApi):
         parameters=[FilterSerializer],
         responses={200: list_envelope("UseCaseList", OutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
         use_cases = selectors.use_case_list(group=filters.get("group"))
@@ -733,7 +734,6 @@ class UseCaseListApi(ListApi):
 
 
 class CompareApi(Api):
-    cached = True
     class FilterSerializer(serializers.Serializer):
         tools = serializers.CharField(
             max_length=400,
@@ -764,6 +764,7 @@ class CompareApi(Api):
             )
         },
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         params = query_params(self.FilterSerializer, request)
         try:
@@ -806,7 +807,6 @@ class ChangeOutputSerializer(serializers.Serializer):
 
 
 class ChangeListApi(ListApi):
-    cached = True
     csv_filename = "changes"
     OutputSerializer = ChangeOutputSerializer
 
@@ -833,6 +833,7 @@ class ChangeListApi(ListApi):
         parameters=[FilterSerializer],
         responses={200: list_envelope("ChangeList", ChangeOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         filters = query_params(self.FilterSerializer, request)
         changes = selectors.change_list(filters=filters, limit=filters.pop("limit"))

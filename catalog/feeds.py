@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.syndication.views import Feed
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -16,7 +15,7 @@ from django.utils.feedgenerator import Atom1Feed
 
 from catalog.models import Change, LanguageModel, Tool
 from catalog.selectors import change_list
-from core.cache import cached_read
+from core.cache import cached_response
 
 FEED_ITEMS = 50
 SITE_NAME = "Inference Atlas"
@@ -93,15 +92,7 @@ class ModelChangeFeed(ChangeFeed):
 def cached_feed(feed: Feed):
     """`feed` served from the page cache, content type and all; absolute links make the host part of the key."""
 
-    @transaction.non_atomic_requests
     def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        def build() -> tuple[int, str, bytes]:
-            response = feed(request, *args, **kwargs)
-            return response.status_code, response["Content-Type"], response.content
-
-        (status, content_type, body), _ = cached_read(
-            request=request, build=build, keep=lambda answer: answer[0] == 200, by_host=True
-        )
-        return HttpResponse(body, status=status, content_type=content_type)
+        return cached_response(request, lambda: feed(request, *args, **kwargs))
 
     return view

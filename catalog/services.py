@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from catalog.models import Licence, PriceItem, Source, Tool
+from core.cache import generation_bump
 from core.services import audited_create, audited_update
 
 RATING_NEEDS_SOURCE = "A rating needs the source that gives it (rating_source)."
@@ -68,6 +69,7 @@ def tool_create(
     last_verified: datetime.date | None = None,
     sources: Iterable[Source] = (),
 ) -> Tool:
+    generation_bump()
     tool = Tool(
         slug=slug, name=name, kind=kind, family=family, summary=summary, rating=rating, rating_source=rating_source,
         rank=rank, verdict=verdict, ideal_for=ideal_for, pricing_summary=pricing_summary, licence=licence,
@@ -81,6 +83,7 @@ def tool_create(
 @transaction.atomic
 def tool_update(*, actor: Any, tool: Tool, data: Mapping[str, Any]) -> Tool:
     """Apply the fields present in `data` (a partial update); the slug is the tool's identity and stays."""
+    generation_bump()
     return audited_update(
         actor=actor, instance=tool, fields=TOOL_UPDATABLE_FIELDS, data=data, validate=_validate_tool,
         many_to_many_fields=("sources",),
@@ -117,6 +120,7 @@ def price_item_create(
     position: int = 0,
     verified_on: datetime.date | None = None,
 ) -> PriceItem:
+    generation_bump()
     price_item = PriceItem(
         tool=tool, item=item, unit=unit, tier=tier, input_usd_per_mtok=input_usd_per_mtok,
         output_usd_per_mtok=output_usd_per_mtok, amount_usd=amount_usd, discount_percent=discount_percent,
@@ -128,6 +132,7 @@ def price_item_create(
 @transaction.atomic
 def price_item_update(*, actor: Any, price_item: PriceItem, data: Mapping[str, Any]) -> PriceItem:
     """Apply the fields present in `data`; a price never moves to another tool (create a new one)."""
+    generation_bump()
     return audited_update(
         actor=actor, instance=price_item, fields=PRICE_ITEM_UPDATABLE_FIELDS, data=data, validate=_validate_price_item
     )
@@ -144,6 +149,7 @@ def source_create(
     verified_on: datetime.date | None = None,
     notes: str = "",
 ) -> Source:
+    generation_bump()
     source = Source(key=key, title=title, url=url, publisher=publisher, verified_on=verified_on, notes=notes)
     return audited_create(actor=actor, instance=source, fields=SOURCE_FIELDS)
 
@@ -151,4 +157,5 @@ def source_create(
 @transaction.atomic
 def source_update(*, actor: Any, source: Source, data: Mapping[str, Any]) -> Source:
     """Apply the fields present in `data`; the key other records cite it by stays."""
+    generation_bump()
     return audited_update(actor=actor, instance=source, fields=SOURCE_UPDATABLE_FIELDS, data=data)

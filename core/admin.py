@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.core.exceptions import FieldDoesNotExist
 
+from core.cache import generation_bump
 from core.models import AuditEntry
 from core.services import audit_record, audit_value
 
@@ -24,7 +25,24 @@ class AuditEntryAdmin(admin.ModelAdmin):
         return False
 
 
-class AuditedModelAdmin(admin.ModelAdmin):
+class PageCacheAdmin(admin.ModelAdmin):
+    """The admin writes rows itself, not through the services: each of its writes moves the page cache's
+    generation as theirs do (save_related follows every save of the change form and the list's edits)."""
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        generation_bump()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        generation_bump()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        generation_bump()
+
+
+class AuditedModelAdmin(PageCacheAdmin):
     """A model admin whose saves are recorded in the audit trail like a service's writes (core.services): the fields
     the form changed, old and new, by the signed-in user, for the object and for each changed inline row. Deletions
     and many-to-many links (saved after the object) keep Django's own admin log only."""

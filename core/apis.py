@@ -7,9 +7,8 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
-from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
@@ -20,63 +19,19 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.cache import cached_read
-from core.conditional import conditional_get
+from core.cache import cached_get
 from core.exceptions import error_body
 from core.fields import SlugLookupField
 from core.renderers import CSVRenderer
 
 T = TypeVar("T")
 
-# What a rendered answer kept in the page cache carries besides its body.
-RENDERED_HEADERS = ("Content-Type", "Content-Disposition", "Link")
 
-
-# An APIView whose successful reads carry ETag / Last-Modified and answer conditional GETs with 304.
-# A view with `cached = True` has its GET answers kept in the page cache, rendered, until the data generation
-# moves (see core.cache); authentication, throttling and validation of the format still run on every request.
-# The browsable API is not cached: its HTML shows the signed-in user.
-# (Comments, not docstrings, here and on ListApi: the schema shows a view's docstring, inherited ones included,
-# as the description of its operations, and these words are for the project's developers, not the API's users.)
+# The project's API view. Its reads get an ETag and 304s from Django's ConditionalGetMiddleware; a get() decorated
+# with core.cache.cached_get is kept in the page cache until the generation moves. (A comment, not a docstring: the
+# schema shows a view's docstring as its operations' description, and these words are for the project's developers.)
 class Api(APIView):
-    cached = False
-    atomic_requests = False
-
-    @classmethod
-    def as_view(cls, **initkwargs: Any) -> Any:
-        # Reads need no transaction (each statement already sees committed data) and every write goes
-        # through a service that opens its own; skipping ATOMIC_REQUESTS saves a BEGIN and a COMMIT
-        # round trip on every read.
-        return transaction.non_atomic_requests(super().as_view(**initkwargs))
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if request.method == "GET" and self.cached and request.accepted_renderer.format != "api":
-            view_get = self.get
-
-            def build() -> tuple[bytes, dict[str, str]]:
-                # Rendered once, so that a hit costs neither unpickling the rows nor rendering them again.
-                response = super(Api, self).finalize_response(request, view_get(request, *args, **kwargs))
-                response.render()
-                return response.content, {header: response[header] for header in RENDERED_HEADERS
-                                          if header in response}
-
-            def cached_get(request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
-                (content, headers), self.built_at = cached_read(
-                    request=request, build=build, vary=[request.accepted_media_type], by_host=True
-                )
-                return HttpResponse(content, headers=headers)
-
-            # DRF looks the handler up after initial(), so this instance attribute is what runs.
-            self.get = cached_get
-
-    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method in ("GET", "HEAD") and response.status_code == 200 and not response.streaming:
-            if isinstance(response, Response):
-                response.render()
-            return conditional_get(request._request, response, built_at=getattr(self, "built_at", None))
-        return response
+    pass
 
 
 def select_or_404(select: Callable[..., T], not_found: str, **lookup: Any) -> T:
@@ -221,7 +176,6 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
 class ApiIndexApi(Api):
     """Every endpoint of this API, with the methods it answers and where its schema and docs are."""
 
-    cached = True
     # Routes that are not endpoints a client calls.
     HIDDEN = ("not-found", "index")
 
@@ -235,6 +189,7 @@ class ApiIndexApi(Api):
                 "name": serializers.CharField(),
             })),
         }))
+    @cached_get
     def get(self, request: Request) -> Response:
         prefix, resolver = get_resolver().namespace_dict[request.resolver_match.namespace]
         return Response({

@@ -1,4 +1,11 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _generation_bump(**kwargs) -> None:
+    from core.cache import generation_bump
+
+    generation_bump()
 
 
 class CoreConfig(AppConfig):
@@ -6,6 +13,5 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self) -> None:
-        from core.cache import connect_generation_signals
-
-        connect_generation_signals()
+        # A deploy migrates: pages rendered by the release before it are not served after it.
+        post_migrate.connect(_generation_bump, sender=self, dispatch_uid="core.generation_bump")

@@ -16,7 +16,6 @@ from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.serializers import as_serializer_error
-from rest_framework.views import set_rollback
 
 from core.parsers import RequestTooLarge, body_too_large_message
 
@@ -84,14 +83,6 @@ def _validation_message(fields: dict[str, list[str]]) -> str:
     return "Invalid input. " + " ".join(parts) if parts else ERROR_MESSAGES[400]
 
 
-def _rollback_request_transaction(context: dict[str, Any]) -> None:
-    """Views wrapped in ATOMIC_REQUESTS roll their transaction back on error, as DRF's own handler does.
-    core.apis.Api views run outside it (their writes open their own transactions), so there is
-    nothing of theirs to roll back, and marking an enclosing block would poison a caller's transaction."""
-    if getattr(context.get("view"), "atomic_requests", True):
-        set_rollback()
-
-
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     """DRF EXCEPTION_HANDLER: every exception becomes a response in the one error shape."""
     if isinstance(exc, Http404):
@@ -108,7 +99,6 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     elif isinstance(exc, SuspiciousOperation):
         exc = exceptions.ParseError(str(exc) or ERROR_MESSAGES[400])
     elif isinstance(exc, ApplicationError):
-        _rollback_request_transaction(context)
         return Response(
             error_body(code=exc.code, message=exc.message, fields=exc.fields), status=status.HTTP_400_BAD_REQUEST
         )
@@ -116,7 +106,6 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
     if not isinstance(exc, exceptions.APIException):
         view = context.get("view")
         logger.exception("Unhandled error in %s", type(view).__name__ if view else "API view")
-        _rollback_request_transaction(context)
         return Response(
             error_body(code="server_error", message=ERROR_MESSAGES[500]),
             status=status.HTTP_500_INTERNAL_SERVER_ERROR,
@@ -140,5 +129,4 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response:
         message = str(detail) if not isinstance(detail, (list, dict)) else ERROR_MESSAGES.get(exc.status_code, "")
         body = error_body(code=_first_code(detail) or exc.default_code, message=message)
 
-    _rollback_request_transaction(context)
     return Response(body, status=exc.status_code, headers=headers)

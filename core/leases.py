@@ -1,6 +1,6 @@
-"""Claiming a queued run for one worker, the lease the worker renews while it measures, giving up on a run whose
-workers keep dying, and what a run's Celery task does with the outcome: one implementation for probe runs and lab
-sweeps.
+"""Claiming a queued run for one worker, the lease the worker renews while it measures, recovering runs whose
+worker died or whose message was lost, giving up on a run whose workers keep dying, and what a run's Celery task
+does with the outcome: one implementation for probe runs and lab sweeps (models on core.models.LeasedRun).
 
 A run model has ``status`` (its ``Status`` has QUEUED, RUNNING and FAILED; any other status is finished),
 ``attempts``, ``lease_expires_at``, ``worker``, ``started_at``, ``finished_at``, ``error_class``,
@@ -10,7 +10,7 @@ A run model has ``status`` (its ``Status`` has QUEUED, RUNNING and FAILED; any o
   partial unique index of the model allows one running run per target, so a second run of the same endpoint is
   refused by the database and retried later;
 * the worker renews a short lease while it measures; a worker that dies stops renewing, so a redelivered task
-  (or a recovery task) claims the run again once the lease has lapsed, up to PROBE_RUN_MAX_ATTEMPTS times;
+  (or a recovery task) claims the run again once the lease has lapsed, up to RUN_MAX_ATTEMPTS times;
 * results are written only through ``lease_holder``, which re-checks "still running, still my attempt", so a
   worker that lost its lease cannot write over the one that took the run over.
 
@@ -60,7 +60,7 @@ class Claim:
 
 
 def _lease_end(now: dt.datetime) -> dt.datetime:
-    return now + dt.timedelta(seconds=settings.PROBE_RUN_LEASE_SECONDS)
+    return now + dt.timedelta(seconds=settings.RUN_LEASE_SECONDS)
 
 
 def lease_claim(model: type[Model], *, pk: int, worker: str, **fields: Any) -> Claim:
@@ -70,7 +70,7 @@ def lease_claim(model: type[Model], *, pk: int, worker: str, **fields: Any) -> C
     claimable = Q(status=status.QUEUED) | Q(status=status.RUNNING, lease_expires_at__lt=now)
     try:
         with transaction.atomic():
-            won = model.objects.filter(claimable, pk=pk, attempts__lt=settings.PROBE_RUN_MAX_ATTEMPTS).update(
+            won = model.objects.filter(claimable, pk=pk, attempts__lt=settings.RUN_MAX_ATTEMPTS).update(
                 status=status.RUNNING,
                 attempts=F("attempts") + 1,
                 lease_expires_at=_lease_end(now),
@@ -84,7 +84,7 @@ def lease_claim(model: type[Model], *, pk: int, worker: str, **fields: Any) -> C
     except IntegrityError:
         return Claim(RunExecution.BUSY)  # another run of the same target holds the one running slot
     if won:
-        page_cache.generation_bump_on_commit()
+        page_cache.generation_bump()
         return Claim(None, model.objects.values_list("attempts", flat=True).get(pk=pk))
 
     run = model.objects.filter(pk=pk).only("status", "attempts", "lease_expires_at").first()
@@ -92,7 +92,7 @@ def lease_claim(model: type[Model], *, pk: int, worker: str, **fields: Any) -> C
         return Claim(RunExecution.MISSING)
     if run.status not in (status.QUEUED, status.RUNNING):
         return Claim(RunExecution.ALREADY_FINISHED)
-    if run.attempts >= settings.PROBE_RUN_MAX_ATTEMPTS and (
+    if run.attempts >= settings.RUN_MAX_ATTEMPTS and (
         run.status == status.QUEUED or (run.lease_expires_at or now) <= now
     ):
         lease_give_up(model, pk=pk, now=now)
@@ -113,15 +113,49 @@ def lease_give_up(model: type[Model], *, pk: int, now: dt.datetime | None = None
             lease_expires_at=None,
             error_class="WorkerLost",
             error_message=(
-                f"Workers died or stopped renewing the lease {settings.PROBE_RUN_MAX_ATTEMPTS} times; "
+                f"Workers died or stopped renewing the lease {settings.RUN_MAX_ATTEMPTS} times; "
                 f"the {model._meta.verbose_name} was given up rather than retried forever."
             ),
             updated_at=now,
         )
     )
     if given_up:
-        page_cache.generation_bump_on_commit()
+        page_cache.generation_bump()
     return bool(given_up)
+
+
+def runs_recover(runs: QuerySet, *, send: Callable[[list[Any]], None], now: dt.datetime | None = None,
+                 limit: int = 500) -> dict[str, int]:
+    """Send again the runs of `runs` whose worker died (a lapsed lease) or that no worker claimed within a lease of
+    being queued or last sent (a broker restarted without its queue forgets the message); give up on runs out of
+    attempts and expire queued ones older than RUN_MAX_AGE_SECONDS. Called once a lease, so a lost run is sent
+    again within two. A run sent twice is measured once: the claim is one conditional UPDATE."""
+    now = now or timezone.now()
+    model, status = runs.model, runs.model.Status
+    counts = {"requeued": 0, "gave_up": 0, "expired": 0}
+    to_send: list[Any] = []
+    for run in runs.filter(status=status.RUNNING, lease_expires_at__lt=now).order_by("lease_expires_at")[:limit]:
+        if run.attempts >= settings.RUN_MAX_ATTEMPTS:
+            counts["gave_up"] += lease_give_up(model, pk=run.pk, now=now)
+        else:
+            to_send.append(run)
+    unclaimed = runs.filter(status=status.QUEUED, updated_at__lt=now - dt.timedelta(seconds=settings.RUN_LEASE_SECONDS))
+    too_old = now - dt.timedelta(seconds=settings.RUN_MAX_AGE_SECONDS)
+    for run in unclaimed.order_by("pk")[:limit]:
+        still_queued = model.objects.filter(pk=run.pk, status=status.QUEUED)
+        if run.queued_at < too_old:
+            counts["expired"] += still_queued.update(
+                status=status.FAILED, finished_at=now, error_class="Expired", updated_at=now,
+                error_message="No worker picked the run up in time; its measurements would no longer be current.",
+            )
+        elif still_queued.update(updated_at=now):  # the next pass waits another lease for this message
+            to_send.append(run)
+    if counts["expired"]:
+        page_cache.generation_bump()
+    counts["requeued"] = len(to_send)
+    if to_send:
+        transaction.on_commit(lambda: send(to_send))
+    return counts
 
 
 def lease_holder(model: type[Model], *, pk: int, attempt: int) -> QuerySet:
@@ -157,7 +191,7 @@ class LeaseKeeper:
             self._thread.join(timeout=10)
 
     def _renew(self) -> None:
-        interval = max(0.2, settings.PROBE_RUN_LEASE_SECONDS / 3)
+        interval = max(0.2, settings.RUN_LEASE_SECONDS / 3)
         try:
             while not self._stop.wait(interval):
                 try:
@@ -184,8 +218,8 @@ def run_task_execute(task: Task, *, run_id: int, execute: Callable[..., RunExecu
         # Another run of the target (or a live worker holding this one) is measuring: come back later.
         try:
             raise task.retry(
-                countdown=settings.PROBE_RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
-                max_retries=settings.PROBE_RUN_BUSY_MAX_RETRIES,
+                countdown=settings.RUN_BUSY_RETRY_SECONDS + random.uniform(0, 2),
+                max_retries=settings.RUN_BUSY_MAX_RETRIES,
             )
         except MaxRetriesExceededError:
             logger.warning("%s: run %s still busy after retries; it stays queued", task.name, run_id)

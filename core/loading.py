@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import models, transaction
 
+from core.cache import generation_bump
 from core.models import AuditEntry
 from core.services import Changes, audit_entries_observe, audit_value
 
@@ -195,6 +196,7 @@ def load_all(
     with transaction.atomic():
         # The first load into a database sets its starting state: what it writes is not a change of anything.
         baseline = not AuditEntry.objects.filter(username=LOADER_NAME, user=None).exists()
+        generation_bump()
         results = {loader.name: loader.load(fixtures_dir=fixtures_dir, options=options)
                    for loader in fixture_loaders_ordered()}
         AuditEntry.objects.bulk_create(options.audit)

@@ -1,6 +1,5 @@
 """Model bases every app shares, and who changed what and when, for every write that goes through a service."""
 import functools
-import secrets
 from typing import Any
 
 from django.conf import settings
@@ -26,6 +25,28 @@ class TimeStampedModel(models.Model):
         # pay per row and per badge; choices are fixed with the class, so the dict is built once per field.
         value = getattr(self, field.attname)
         return force_str(_choice_labels(field).get(make_hashable(value), value), strings_only=True)
+
+
+class LeasedRun(TimeStampedModel):
+    """The columns of a run that a worker claims and holds by a lease (core.leases): probe runs and lab sweeps.
+    A subclass has `status` (its `Status` with QUEUED, RUNNING and FAILED) and `queued_at`; `updated_at` is when
+    recovery last saw to a queued run."""
+
+    error_class = models.CharField(max_length=60, blank=True)
+    error_message = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    task_id = models.CharField(max_length=80, blank=True)
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="How many times a worker claimed the run; a worker that dies leaves it to the next."
+    )
+    lease_expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="A running run whose lease passed belongs to a dead worker."
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
 
 
 class AuditEntry(models.Model):
@@ -55,26 +76,3 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username or 'system'} {self.action} {self.object_type}:{self.object_id}"
-
-
-class DataGenerationManager(models.Manager):
-    def first_number(self) -> int:
-        """The number of the one row, created where it is missing (a new or flushed database) at a random
-        number, so that a database flushed or restored never counts through numbers whose pages may still
-        be cached."""
-        row, _ = self.get_or_create(pk=DataGeneration.ONLY, defaults={"number": secrets.randbits(48)})
-        return row.number
-
-
-class DataGeneration(models.Model):
-    """The data generation: one row whose number moves after every committed write that pages show
-    (core.cache keys the page cache by it)."""
-
-    ONLY = 1
-
-    number = models.BigIntegerField()
-
-    objects = DataGenerationManager()
-
-    def __str__(self) -> str:
-        return f"data generation {self.number}"

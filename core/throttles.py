@@ -6,8 +6,8 @@ count plus the previous window's count, weighted by how much of the previous win
 `duration` seconds, stays within the rate: a sliding window without the double burst of fixed windows at
 their edge. A refused request is not counted.
 
-A cache that stops answering costs the limit, not the API: reads and staff writes are let through (logged
-once per outage), while triggering probe runs, which spend money at providers and need the broker that the
+A cache that stops answering (or hangs: core.breakers skips it for a few seconds once noticed) costs the limit,
+not the API: reads and staff writes are let through (logged once per outage), while triggering probe runs, which spend money at providers and need the broker that the
 outage has also taken, is refused with 503.
 
 Rates are read from the DRF settings on every request: DRF itself binds them to the class at import,
@@ -26,7 +26,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from core.cache import cache_outage
+from core.cache import cache_breaker
 
 DURATIONS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -62,19 +62,19 @@ class CountingThrottle(BaseThrottle):
         now = time.time()
         window, elapsed = divmod(now, duration)
         current, previous = f"{key}:{int(window)}", f"{key}:{int(window) - 1}"
+        if cache_breaker.is_open():
+            return self._unchecked()
         try:
             count, earlier = self._count(current, previous, duration)
             overlap = 1 - elapsed / duration
             if earlier * overlap + count <= limit:
-                cache_outage.ended()
+                cache_breaker.answered()
                 return True
             cache.decr(current)
         except Exception:  # noqa: BLE001 - whatever the cache backend raises, the API keeps answering
-            cache_outage.started("rate limit")
-            if self.fail_open:
-                return True
-            raise LimitUnavailable from None
-        cache_outage.ended()
+            cache_breaker.failed()
+            return self._unchecked()
+        cache_breaker.answered()
         accepted = count - 1
         # The next request fits once the previous window's weighted share has shrunk enough, or at the latest
         # when this window ends.
@@ -84,6 +84,11 @@ class CountingThrottle(BaseThrottle):
         else:
             self._wait = duration - elapsed
         return False
+
+    def _unchecked(self) -> bool:
+        if self.fail_open:
+            return True
+        raise LimitUnavailable
 
     @staticmethod
     def _count(current: str, previous: str, duration: int) -> tuple[int, int]:
@@ -141,3 +146,9 @@ class ProbeRunThrottle(CountingThrottle):
             return None
         ident = request.user.pk if request.user and request.user.is_authenticated else self.get_ident(request)
         return f"throttle:{self.scope}:{ident}"
+
+
+class PageThrottle(CountingThrottle):
+    """Pages (core.middleware.PageGateMiddleware), every client by its address."""
+
+    scope = "pages"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -375,6 +375,17 @@ class SweepImportInputSerializer(BenchmarkCardInputSerializer):
         return upload
 
 
+class SweepImportOutputSerializer(SweepRunOutputSerializer):
+    warnings = serializers.ListField(
+        child=inline_serializer(name="RefusedFigure", fields={
+            "field": serializers.CharField(help_text="Where in the file, e.g. `mean_ttft_ms` or `[2].p99_itl_ms`."),
+            "value": serializers.JSONField(help_text="The value as the file wrote it."),
+            "reason": serializers.CharField(),
+        }),
+        help_text="Figures the file gives that were not taken, and why; the run holds every other figure.",
+    )
+
+
 class SweepImportApi(Api):
     parser_classes = [MultiPartParser, FormParser]
     throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
@@ -383,13 +394,15 @@ class SweepImportApi(Api):
         operation_id="sweep_runs_import",
         tags=[TAG_WRITES],
         summary="Import a peer tool's result file (staff)",
-        description="Stores the file's benchmarks as one run labelled with the tool that wrote it. A file that is "
-        "not one of the known formats, or whose figures are not valid, answers 400 on `file` and stores nothing.",
+        description="Stores the file's benchmarks as one run labelled with the tool that wrote it. A figure that is "
+        "not a number (text, NaN) is left out and listed in `warnings`. A file that is not one of the known formats, "
+        "or that has no usable figure, answers 400 on `file` and stores nothing.",
         request={"multipart/form-data": SweepImportInputSerializer},
-        responses={201: SweepRunOutputSerializer},
+        responses={201: SweepImportOutputSerializer},
     )
     def post(self, request: Request) -> Response:
         card = validated_body(SweepImportInputSerializer, request)
         upload = card.pop("file")
         run = sweep_import_file(data=upload, **card)
-        return _run_response(run, request, status_code=status.HTTP_201_CREATED)
+        data = SweepRunOutputSerializer(run, context={"request": request}).data
+        return Response({**data, "warnings": run.card.get("refused_figures", [])}, status=status.HTTP_201_CREATED)

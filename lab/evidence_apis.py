@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from catalog.models import HardwareSpec, LanguageModel, Tool
 from core.apis import ListApi, SlugFilterField, list_envelope, list_response, query_params
+from core.cache import cached_get
 from lab import evidence
 from lab.apis import HARDWARE_NOT_A_DEVICE
 from lab.loading import DATED_BY
@@ -133,7 +134,6 @@ def _series_rows(filters: dict) -> list[dict]:
 
 
 class PublishedBenchmarkListApi(ListApi):
-    cached = True
     csv_filename = "published-benchmarks"
     csv_serializer_class = SeriesSerializer
 
@@ -145,12 +145,12 @@ class PublishedBenchmarkListApi(ListApi):
         parameters=[EvidenceFilterSerializer],
         responses={200: list_envelope("PublishedBenchmarkList", SeriesSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=_series_rows(query_params(EvidenceFilterSerializer, request)))
 
 
 class PublishedPointListApi(ListApi):
-    cached = True
     csv_filename = "published-benchmark-points"
     csv_serializer_class = PointRowSerializer
 
@@ -161,6 +161,7 @@ class PublishedPointListApi(ListApi):
         parameters=[EvidenceFilterSerializer],
         responses={200: list_envelope("PublishedPointList", PointRowSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         rows = []
         for series in _series_rows(query_params(EvidenceFilterSerializer, request)):

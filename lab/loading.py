@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from catalog.models import HardwareSpec, LanguageModel, Tool
-from core.cache import generation_bump_on_commit
 from core.loading import FixtureError, LoadOptions, read_yaml
 from lab.models import LEVEL_MODES, SOURCE_TOOL_LABELS, LoadMode, SweepLevel, SweepRun
 from lab.services.plan import workload_key
@@ -284,7 +283,6 @@ def load(*, fixtures_dir: Path, options: LoadOptions | None = None) -> dict[str,
         if created or _stored_levels(run) != rows:
             run.levels.all().delete()
             SweepLevel.objects.bulk_create([SweepLevel(run=run, **row) for row in rows])
-            generation_bump_on_commit()
             changes = changes or {"levels": {"old": None, "new": len(rows)}}
         counts["created" if created else "updated" if changes else "unchanged"] += 1
     return counts

@@ -4,7 +4,7 @@ from django.db import models
 from django.utils import timezone
 
 from catalog.models import HardwareSpec, LanguageModel, Tool
-from core.models import TimeStampedModel
+from core.models import LeasedRun
 from probes.models import ProbeTarget
 
 OWN_TOOL = "inference-atlas"
@@ -45,7 +45,7 @@ class SweepRunQuerySet(models.QuerySet):
         return self.select_related("target", "target__tool", "tool", "hardware")
 
 
-class SweepRun(TimeStampedModel):
+class SweepRun(LeasedRun):
     """One benchmark run and its curve, wherever it comes from (`origin`): measured here by a Celery worker
     (claimed and leased like a probe run, resumable per level), imported from a peer tool's result file, or
     published by a third party and transcribed from their page (with its publisher, link, dates, model and weight
@@ -115,15 +115,7 @@ class SweepRun(TimeStampedModel):
     levels_done = models.PositiveIntegerField(default=0)
     stop_requested = models.BooleanField(default=False)
     stopped_reason = models.CharField(max_length=40, blank=True)
-    error_class = models.CharField(max_length=60, blank=True)
-    error_message = models.TextField(blank=True)
-    worker = models.CharField(max_length=200, blank=True)
-    task_id = models.CharField(max_length=80, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MEASURED, db_index=True)
     key = models.SlugField(max_length=120, unique=True, null=True, blank=True,
                            help_text="A published run's name in fixtures/published_benchmarks.yaml.")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import jsonschema
 
-from scoring.vocabulary import COMPAT_CHECKS
+from scoring.vocabulary import ACCEPTED, COMPAT_CHECKS, ERROR, IGNORED, REJECTED, SUPPORTED
 
 from .config import EndpointConfig
 from .http import Exchange, ProbeHTTP
@@ -158,8 +158,8 @@ def failure(name: str, exchange: Exchange, secrets: tuple[str, ...]) -> CompatCh
     status = error.http_status or exchange.status
     message = redact(error.provider_message or "", secrets)
     if status is not None and 400 <= status < 500 and status not in NOT_ABOUT_THE_REQUEST:
-        return CompatCheckResult(name, "rejected", status, message, f"HTTP {status}")
-    return CompatCheckResult(name, "error", status, message, f"{error.error_class}: {redact(error.message, secrets)}")
+        return CompatCheckResult(name, REJECTED, status, message, f"HTTP {status}")
+    return CompatCheckResult(name, ERROR, status, message, f"{error.error_class}: {redact(error.message, secrets)}")
 
 
 def _result(name: str, outcome: str, exchange: Exchange, detail: str) -> CompatCheckResult:
@@ -173,9 +173,9 @@ async def _answer(name: str, ctx: _Context, body: dict) -> tuple[dict, Exchange]
     try:
         data = exchange.json()
     except (ValueError, UnicodeDecodeError):
-        raise _Decided(_result(name, "error", exchange, "invalid_json: the response is not JSON")) from None
+        raise _Decided(_result(name, ERROR, exchange, "invalid_json: the response is not JSON")) from None
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-        raise _Decided(_result(name, "error", exchange, "invalid_json: no choices in the response"))
+        raise _Decided(_result(name, ERROR, exchange, "invalid_json: no choices in the response"))
     return data, exchange
 
 
@@ -188,7 +188,7 @@ async def _streamed(
     secrets = ctx.http.secrets()
     measured, analysis = measure(exchange, index=0, read_timeout_s=ctx.config.read_timeout_s, secrets=secrets)
     if not measured.ok and measured.error_class not in tolerated:
-        raise _Decided(_result(name, "error", exchange, f"{measured.error_class}: {measured.error_message}"))
+        raise _Decided(_result(name, ERROR, exchange, f"{measured.error_class}: {measured.error_message}"))
     return analysis, exchange
 
 
@@ -234,8 +234,8 @@ async def check_stream_usage(ctx: _Context, name: str) -> CompatCheckResult:
     completion_tokens = (analysis.usage or {}).get("completion_tokens")
     if token_count(completion_tokens) is not None:
         placement = "in the finish chunk" if analysis.usage_in_finish_chunk else "in a separate chunk"
-        return _result(name, "supported", exchange, f"usage {placement}: {completion_tokens} completion tokens")
-    return _result(name, "ignored", exchange, "stream completed without a usage object")
+        return _result(name, SUPPORTED, exchange, f"usage {placement}: {completion_tokens} completion tokens")
+    return _result(name, IGNORED, exchange, "stream completed without a usage object")
 
 
 def _logprob_entries(logprobs) -> tuple[int, int]:
@@ -264,8 +264,8 @@ async def check_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
     data, exchange = await _answer(name, ctx, ctx.body(PROMPT_SHORT, max_tokens=ROOM, logprobs=True))
     entries, _ = _logprob_entries(data["choices"][0].get("logprobs"))
     if entries:
-        return _result(name, "supported", exchange, f"log probabilities for {entries} tokens")
-    return _result(name, "ignored", exchange, "no logprobs in the response")
+        return _result(name, SUPPORTED, exchange, f"log probabilities for {entries} tokens")
+    return _result(name, IGNORED, exchange, "no logprobs in the response")
 
 
 @compat_check(
@@ -279,8 +279,8 @@ async def check_top_logprobs(ctx: _Context, name: str) -> CompatCheckResult:
     data, exchange = await _answer(name, ctx, body)
     entries, alternatives = _logprob_entries(data["choices"][0].get("logprobs"))
     if entries and alternatives >= 2:
-        return _result(name, "supported", exchange, f"up to {alternatives} alternatives per token (asked 3)")
-    return _result(name, "ignored", exchange, "no top_logprobs alternatives in the response")
+        return _result(name, SUPPORTED, exchange, f"up to {alternatives} alternatives per token (asked 3)")
+    return _result(name, IGNORED, exchange, "no top_logprobs alternatives in the response")
 
 
 @compat_check(
@@ -296,12 +296,12 @@ async def check_logit_bias(ctx: _Context, name: str) -> CompatCheckResult:
     # The biased token may be whitespace (id 15 is a newline byte in some SentencePiece vocabularies), so only
     # an empty answer, or a non-repeating blank one, leaves nothing to check.
     if not content or (not content.strip() and not _periodic(content)):
-        return _result(name, "accepted", exchange, "accepted; no answer text to check the bias against")
+        return _result(name, ACCEPTED, exchange, "accepted; no answer text to check the bias against")
     if _periodic(content):
         detail = f"a +100 bias on token {BIAS_TOKEN_ID} made the answer repeat one token: {content[:40]!r}"
-        return _result(name, "supported", exchange, detail)
+        return _result(name, SUPPORTED, exchange, detail)
     detail = f"a +100 bias on token {BIAS_TOKEN_ID} did not make one token repeat: {content[:60]!r}"
-    return _result(name, "ignored", exchange, detail)
+    return _result(name, IGNORED, exchange, detail)
 
 
 @compat_check(
@@ -314,8 +314,8 @@ async def check_n(ctx: _Context, name: str) -> CompatCheckResult:
     data, exchange = await _answer(name, ctx, ctx.body(PROMPT_SHORT, n=2, temperature=0.7))
     count = len(data["choices"])
     if count >= 2:
-        return _result(name, "supported", exchange, f"{count} choices for n=2")
-    return _result(name, "ignored", exchange, f"{count} choice for n=2")
+        return _result(name, SUPPORTED, exchange, f"{count} choices for n=2")
+    return _result(name, IGNORED, exchange, f"{count} choice for n=2")
 
 
 @compat_check(
@@ -329,15 +329,15 @@ async def check_tools(ctx: _Context, name: str) -> CompatCheckResult:
     data, exchange = await _answer(name, ctx, body)
     calls = _tool_calls(data)
     if not calls:
-        return _result(name, "accepted", exchange, "answered in text without a tool call")
+        return _result(name, ACCEPTED, exchange, "answered in text without a tool call")
     function = calls[0].get("function") or {}
     called = str(function.get("name") or "")
     arguments = function.get("arguments")
     if isinstance(arguments, str):
         arguments = _parse_json_text(arguments)
     if called == "get_weather" and isinstance(arguments, dict):
-        return _result(name, "supported", exchange, f"tool call get_weather({json.dumps(arguments)[:80]})")
-    return _result(name, "accepted", exchange, f"a tool call with unusable name/arguments: {called!r}")
+        return _result(name, SUPPORTED, exchange, f"tool call get_weather({json.dumps(arguments)[:80]})")
+    return _result(name, ACCEPTED, exchange, f"a tool call with unusable name/arguments: {called!r}")
 
 
 @compat_check(
@@ -350,8 +350,8 @@ async def check_tool_choice_required(ctx: _Context, name: str) -> CompatCheckRes
     body = ctx.body("Say hello.", max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="required")
     data, exchange = await _answer(name, ctx, body)
     if _tool_calls(data):
-        return _result(name, "supported", exchange, "a tool call for a prompt that needs none")
-    return _result(name, "ignored", exchange, "answered in text although a tool call was required")
+        return _result(name, SUPPORTED, exchange, "a tool call for a prompt that needs none")
+    return _result(name, IGNORED, exchange, "answered in text although a tool call was required")
 
 
 @compat_check(
@@ -367,11 +367,11 @@ async def check_parallel_tool_calls(ctx: _Context, name: str) -> CompatCheckResu
     data, exchange = await _answer(name, ctx, body)
     count = len(_tool_calls(data))
     if count > 1:
-        return _result(name, "ignored", exchange, f"{count} tool calls although parallel_tool_calls=false")
+        return _result(name, IGNORED, exchange, f"{count} tool calls although parallel_tool_calls=false")
     if count == 1:
         detail = "one tool call for a two-city request with parallel_tool_calls=false"
-        return _result(name, "supported", exchange, detail)
-    return _result(name, "accepted", exchange, "accepted; the model made no tool call")
+        return _result(name, SUPPORTED, exchange, detail)
+    return _result(name, ACCEPTED, exchange, "accepted; the model made no tool call")
 
 
 @compat_check(
@@ -402,8 +402,8 @@ async def check_strict_tools(ctx: _Context, name: str) -> CompatCheckResult:
 def _cut_or_ignored(name: str, data: dict, exchange: Exchange, not_json: str) -> CompatCheckResult:
     """The outcome of an answer that is not the JSON asked for: no verdict when the token limit cut it."""
     if _finish(data) == "length":
-        return _result(name, "accepted", exchange, "accepted; the answer was cut at the token limit")
-    return _result(name, "ignored", exchange, f"{not_json}: {_content(data)[:60]!r}")
+        return _result(name, ACCEPTED, exchange, "accepted; the answer was cut at the token limit")
+    return _result(name, IGNORED, exchange, f"{not_json}: {_content(data)[:60]!r}")
 
 
 @compat_check(
@@ -416,7 +416,7 @@ async def check_json_object(ctx: _Context, name: str) -> CompatCheckResult:
     body = ctx.body(PROMPT_JSON, max_tokens=ROOM, response_format={"type": "json_object"})
     data, exchange = await _answer(name, ctx, body)
     if isinstance(_parse_json_text(_content(data)), dict):
-        return _result(name, "supported", exchange, "the answer is a JSON object")
+        return _result(name, SUPPORTED, exchange, "the answer is a JSON object")
     return _cut_or_ignored(name, data, exchange, "the answer is not a JSON object")
 
 
@@ -427,8 +427,8 @@ def _schema_outcome(name: str, data: dict, exchange: Exchange) -> CompatCheckRes
     try:
         jsonschema.validate(parsed, WEATHER_SCHEMA)
     except jsonschema.ValidationError as error:
-        return _result(name, "ignored", exchange, f"JSON that does not match the schema: {error.message[:120]}")
-    return _result(name, "supported", exchange, "the answer validates against the schema")
+        return _result(name, IGNORED, exchange, f"JSON that does not match the schema: {error.message[:120]}")
+    return _result(name, SUPPORTED, exchange, "the answer validates against the schema")
 
 
 @compat_check(
@@ -456,7 +456,7 @@ async def check_tools_with_json_schema(ctx: _Context, name: str) -> CompatCheckR
     data, exchange = await _answer(name, ctx, body)
     if _tool_calls(data):
         detail = "accepted; a tool call was returned, so the schema could not be checked"
-        return _result(name, "accepted", exchange, detail)
+        return _result(name, ACCEPTED, exchange, detail)
     return _schema_outcome(name, data, exchange)
 
 
@@ -470,14 +470,14 @@ async def check_streaming_tool_calls(ctx: _Context, name: str) -> CompatCheckRes
     body = ctx.body(PROMPT_WEATHER, max_tokens=ROOM, tools=[WEATHER_TOOL], tool_choice="auto", stream=True)
     analysis, exchange = await _streamed(name, ctx, body)
     if not analysis.tool_calls:
-        return _result(name, "accepted", exchange, "streamed a text answer without a tool call")
+        return _result(name, ACCEPTED, exchange, "streamed a text answer without a tool call")
     call = next(iter(analysis.tool_calls.values()))
     arguments = _parse_json_text(call["arguments"])
     if call["name"] == "get_weather" and isinstance(arguments, dict):
         pieces = sum(1 for e in analysis.token_events if e.kind == "tool")
-        return _result(name, "supported", exchange, f"tool call assembled from {pieces} streamed deltas")
+        return _result(name, SUPPORTED, exchange, f"tool call assembled from {pieces} streamed deltas")
     detail = f"streamed tool-call deltas do not assemble into a valid call: {call['arguments'][:60]!r}"
-    return _result(name, "ignored", exchange, detail)
+    return _result(name, IGNORED, exchange, detail)
 
 
 @compat_check(
@@ -494,9 +494,9 @@ async def check_seed(ctx: _Context, name: str) -> CompatCheckResult:
         message = _message(data)
         answers.append(_content(data) + str(message.get("reasoning") or message.get("reasoning_content") or ""))
     if answers[0] == answers[1] and answers[0]:
-        return _result(name, "supported", exchange, "two sampled answers with the same seed were identical")
+        return _result(name, SUPPORTED, exchange, "two sampled answers with the same seed were identical")
     detail = "accepted; the two answers with the same seed differed (determinism is best-effort on many servers)"
-    return _result(name, "accepted", exchange, detail)
+    return _result(name, ACCEPTED, exchange, detail)
 
 
 @compat_check(
@@ -509,11 +509,11 @@ async def check_stop(ctx: _Context, name: str) -> CompatCheckResult:
     data, exchange = await _answer(name, ctx, ctx.body(PROMPT_COUNT, max_tokens=ROOM, stop=["5"]))
     content = _content(data)
     if "5" in content:
-        return _result(name, "ignored", exchange, f"the stop sequence appears in the answer: {content[:60]!r}")
+        return _result(name, IGNORED, exchange, f"the stop sequence appears in the answer: {content[:60]!r}")
     if _finish(data) == "stop" and content.strip():
-        return _result(name, "supported", exchange, f"stopped before the stop sequence: {content[:60]!r}")
+        return _result(name, SUPPORTED, exchange, f"stopped before the stop sequence: {content[:60]!r}")
     detail = f"accepted; the answer never reached the stop sequence: {content[:60]!r}"
-    return _result(name, "accepted", exchange, detail)
+    return _result(name, ACCEPTED, exchange, detail)
 
 
 @compat_check(
@@ -532,7 +532,7 @@ async def check_max_completion_tokens(ctx: _Context, name: str) -> CompatCheckRe
     exchange = await ctx.post(name, body, stream=True, max_events=LIMIT_UNDER_TEST + 10)
     if exchange.event_cap_hit:
         detail = f"more than {LIMIT_UNDER_TEST + 10} chunks for a limit of {LIMIT_UNDER_TEST} tokens; stopped reading"
-        return _result(name, "ignored", exchange, detail)
+        return _result(name, IGNORED, exchange, detail)
     events, _ = decode_reads(exchange.reads)
     analysis = analyze_events(events, ctx.http.secrets())
     reported = (analysis.usage or {}).get("completion_tokens")
@@ -541,12 +541,12 @@ async def check_max_completion_tokens(ctx: _Context, name: str) -> CompatCheckRe
     else:
         produced, source = len(analysis.token_events), "chunks"
     if produced > LIMIT_UNDER_TEST:
-        return _result(name, "ignored", exchange, f"{produced} tokens ({source}) for a limit of {LIMIT_UNDER_TEST}")
+        return _result(name, IGNORED, exchange, f"{produced} tokens ({source}) for a limit of {LIMIT_UNDER_TEST}")
     if "length" in analysis.finish_reasons:
         detail = f"stopped at {produced} tokens ({source}) with finish_reason=length"
-        return _result(name, "supported", exchange, detail)
+        return _result(name, SUPPORTED, exchange, detail)
     detail = f"{produced} tokens ({source}); the model finished on its own before the limit"
-    return _result(name, "accepted", exchange, detail)
+    return _result(name, ACCEPTED, exchange, detail)
 
 
 async def run_compat_suite(
@@ -572,12 +572,12 @@ async def run_compat_suite(
         # for, but is then neither reported nor returned.
         for name in dict.fromkeys(["max_completion_tokens", *checks]):
             if fatal is not None:
-                check = CompatCheckResult(name, "error", fatal.http_status, fatal.message, f"not run: {fatal.detail}")
+                check = CompatCheckResult(name, ERROR, fatal.http_status, fatal.message, f"not run: {fatal.detail}")
             else:
                 check = await _run_check(ctx, name)
-                if check.outcome == "error" and _fatal_class(check):
+                if check.outcome == ERROR and _fatal_class(check):
                     fatal = check
-                if name == "max_completion_tokens" and check.outcome == "supported":
+                if name == "max_completion_tokens" and check.outcome == SUPPORTED:
                     ctx.token_param = "max_completion_tokens"
             results[name] = check
             if name in checks and on_check_done is not None:
@@ -585,7 +585,7 @@ async def run_compat_suite(
         result.checks = [results[name] for name in checks]
         result.token_param = ctx.token_param
         result.server_info = ctx.server_info
-        if fatal is not None and all(c.outcome == "error" for c in result.checks):
+        if fatal is not None and all(c.outcome == ERROR for c in result.checks):
             result.error_class = fatal.detail.split(":", 1)[0]
             result.error_message = fatal.detail
     return result
@@ -606,7 +606,7 @@ async def _run_check(ctx: _Context, name: str) -> CompatCheckResult:
         # No traceback in the log: its frames' text is not redacted.
         detail = redact(f"client_error: {type(error).__name__}: {error}", ctx.http.secrets())
         logger.error("compat check %s failed inside the client: %s", name, detail)
-        return CompatCheckResult(name, "error", None, "", detail)
+        return CompatCheckResult(name, ERROR, None, "", detail)
     # Answers and provider messages can echo anything, so they pass the redaction too.
     check.message = redact(check.message, ctx.http.secrets())
     check.detail = redact(check.detail, ctx.http.secrets())

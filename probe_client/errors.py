@@ -133,7 +133,7 @@ def _text_of(value) -> str | None:
         return None
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)[:MAX_MESSAGE_CHARS]
+    return json.dumps(value, ensure_ascii=False)
 
 
 def parse_error_envelope(body: bytes, content_type: str | None = None) -> ErrorEnvelope:
@@ -160,9 +160,9 @@ def parse_error_envelope(body: bytes, content_type: str | None = None) -> ErrorE
         match = _TITLE.search(stripped)
         raw = match.group(1) if match else stripped
         text = _TAGS.sub(" ", raw.decode("utf-8", "replace"))
-        return ErrorEnvelope(message=" ".join(text.split())[:MAX_MESSAGE_CHARS], shape="html")
+        return ErrorEnvelope(message=" ".join(text.split()), shape="html")
     text = stripped.decode("utf-8", "replace")
-    return ErrorEnvelope(message=" ".join(text.split())[:MAX_MESSAGE_CHARS], shape="text")
+    return ErrorEnvelope(message=" ".join(text.split()), shape="text")
 
 
 def _envelope_from_json(data: dict) -> ErrorEnvelope | None:

@@ -50,20 +50,38 @@ def _remove_masked_forms(text: str, secret: str) -> str:
     return "".join(pieces) + text[kept_from:] if spans else text
 
 
+def _remove_fragments(text: str, secret: str) -> str:
+    """Replace every run of MIN_ECHOED_PART_CHARS or more characters that is a piece of ``secret``, wherever it
+    sits in the text and wherever it sat in the key (its start, its end, its middle). Such a run is a chain of
+    overlapping pieces of exactly MIN_ECHOED_PART_CHARS characters, each one a piece of the key: every window
+    of that size that is one is marked, and overlapping marks are replaced together."""
+    size = MIN_ECHOED_PART_CHARS
+    pieces = {secret[start:start + size] for start in range(len(secret) - size + 1)}
+    spans: list[list[int]] = []
+    for start in range(len(text) - size + 1):
+        if text[start:start + size] in pieces:
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = start + size
+            else:
+                spans.append([start, start + size])
+    for start, end in reversed(spans):
+        text = text[:start] + REDACTED + text[end:]
+    return text
+
+
 def remove_secrets(text: str, secrets) -> str:
     """Replace each secret in ``text``, each masked echo of it (``sk-can...y-123``, whatever the length of the
-    visible parts), and every bare run of 8 or more characters of its start or of its end: what a provider
-    leaves visible is still part of the key. Shorter bare pieces stay: a few characters are not a secret, and
-    they would hit unrelated text."""
+    visible parts), and every bare run of 8 or more characters that is a piece of it, from anywhere in the key:
+    what a provider leaves visible is still part of the key. Shorter bare pieces stay: a few characters are not
+    a secret, and they would hit unrelated text. Callers remove secrets before they cut a text to a length, so
+    that no cut leaves a shorter piece behind."""
     for secret in secrets:
         if not secret or len(secret) < MIN_SECRET_CHARS:
             continue
         text = text.replace(secret, REDACTED)
         text = _remove_masked_forms(text, secret)
-        for size in range(len(secret) - 1, MIN_ECHOED_PART_CHARS - 1, -1):
-            for part in (secret[:size], secret[-size:]):
-                if part in text:
-                    text = text.replace(part, REDACTED)
+        if len(secret) >= MIN_ECHOED_PART_CHARS:
+            text = _remove_fragments(text, secret)
     return text
 
 

@@ -198,7 +198,7 @@ async def run_speed_suite(
                 if exchange.ok_status:
                     if used[0] and analysis.usage is not None:
                         params.include_usage_confirmed = True
-                    _collect_server_info(server_info, exchange, analysis)
+                    _collect_server_info(server_info, exchange, analysis, secrets)
                 results[index] = measured
                 if on_request_done is not None:
                     _notify(on_request_done, measured)
@@ -291,7 +291,7 @@ def _finish_result(
     return result
 
 
-def _collect_server_info(info: dict, exchange: Exchange, analysis) -> None:
+def _collect_server_info(info: dict, exchange: Exchange, analysis, secrets: tuple[str, ...]) -> None:
     info.update(engine_headers(exchange.headers))
     if analysis.model:
         info["model"] = analysis.model
@@ -302,7 +302,8 @@ def _collect_server_info(info: dict, exchange: Exchange, analysis) -> None:
         info["usage_placement"] = "finish_chunk"
     elif analysis.usage_in_separate_chunk:
         info.setdefault("usage_placement", "separate_chunk")
-    ratelimit = {k: v[:100] for k, v in exchange.headers.items() if "ratelimit" in k}
+    # The key is removed before the cut: a cut first could leave a piece too short to recognise.
+    ratelimit = {k: redact(v, secrets)[:100] for k, v in exchange.headers.items() if "ratelimit" in k}
     if ratelimit:
         info["rate_limit_headers"] = ratelimit
 

@@ -109,18 +109,18 @@ def analyze_events(events: list[SSEEvent], secrets: tuple[str, ...] = ()) -> Str
         except ValueError:
             if event.event == "error":
                 if analysis.error is None or analysis.error.error_class != "stream_error_event":
-                    message = redact(data[:500], secrets)
+                    message = redact(data, secrets)
                     analysis.error = ProbeError(
                         "stream_error_event", f"error event in the stream: {message}", provider_message=message
                     )
                 continue
             if analysis.error is None:
-                analysis.error = ProbeError("invalid_json", redact(f"SSE data is not JSON: {data[:200]!r}", secrets))
+                analysis.error = ProbeError("invalid_json", redact(f"SSE data is not JSON: {data!r}", secrets))
             continue
         if event.event == "error" or (isinstance(chunk, dict) and chunk.get("error") not in (None, "")):
             if analysis.error is None or analysis.error.error_class != "stream_error_event":
                 envelope = parse_error_envelope(data.encode())
-                message = redact(envelope.message or data[:500], secrets)
+                message = redact(envelope.message or data, secrets)
                 status = None
                 inner = chunk.get("error") if isinstance(chunk, dict) else None
                 if isinstance(inner, dict) and isinstance(inner.get("status_code"), int):

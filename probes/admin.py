@@ -7,6 +7,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import PageCacheAdmin
 from core.exceptions import ApplicationError
 from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget, RequestMeasurement
 from scoring.vocabulary import E2E, OUTPUT_SPEED, TTFAT, TTFT
@@ -15,7 +16,7 @@ from scoring.vocabulary import E2E, OUTPUT_SPEED, TTFAT, TTFT
 MEASUREMENT_COLUMNS = tuple(metric.key for metric in (TTFT, TTFAT, E2E, OUTPUT_SPEED))
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(PageCacheAdmin):
     """Measurements come only from probe runs; nobody types them in or edits them."""
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
@@ -38,7 +39,7 @@ class ReadOnlyInline(admin.TabularInline):
 
 
 @admin.register(ProbeTarget)
-class ProbeTargetAdmin(admin.ModelAdmin):
+class ProbeTargetAdmin(PageCacheAdmin):
     list_display = ("name", "slug", "tool", "base_url", "model_id", "api_key_env", "key_status", "enabled")
     list_filter = ("enabled", "tool__kind")
     list_editable = ("enabled",)

@@ -28,6 +28,7 @@ from core.apis import (
     select_or_404,
     validated_body,
 )
+from core.cache import cached_get
 from core.fields import SlugLookupField
 from core.pagination import KeysetParamsSerializer, keyset_page, page_envelope
 from core.throttles import AnonBurstThrottle, ProbeRunThrottle, UserBurstThrottle
@@ -289,7 +290,6 @@ RUN_OUTPUT_ORDER = tuple(RunOutputSerializer().fields)
 
 
 class ProbeRunListApi(ListApi):
-    cached = True
     csv_filename = "probe-runs"
     csv_serializer_class = RunOutputSerializer
 
@@ -334,6 +334,7 @@ class ProbeRunListApi(ListApi):
         ],
         responses={200: page_envelope("ProbeRunPage", RunOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         runs = probe_run_list(filters=query_params(self.FilterSerializer, request)).values(*RUN_LIST_FIELDS)
         page, paginator = keyset_page(runs, request=request)
@@ -404,7 +405,6 @@ class ProbeRunDetailApi(Api):
 
 
 class SummaryListApi(ListApi):
-    cached = True
     csv_filename = "probe-summaries"
     csv_serializer_class = MeasurementSummaryOutputSerializer
 
@@ -439,6 +439,7 @@ class SummaryListApi(ListApi):
             )
         ],
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         summaries = selectors.measurement_summary_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=MeasurementSummaryOutputSerializer(summaries, many=True).data)
@@ -461,7 +462,6 @@ class CompatCellSerializer(serializers.Serializer):
 
 
 class CompatMatrixApi(ListApi):
-    cached = True
     csv_filename = "probe-compat"
     csv_serializer_class = CompatCellSerializer
 
@@ -482,6 +482,7 @@ class CompatMatrixApi(ListApi):
         parameters=[FilterSerializer],
         responses={200: list_envelope("CompatMatrix", CompatCellSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         cells = selectors.compat_status_list(filters=query_params(self.FilterSerializer, request))
         return list_response(rows=CompatCellSerializer(cells, many=True).data)

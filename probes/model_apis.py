@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 from catalog.models import ReportedFigure
 from catalog.selectors import BLENDED_QUANTUM
 from core.apis import ListApi, list_envelope, list_response, select_or_404
+from core.cache import cached_get
 from core.decimals import decimal_text
 from probes.selectors.models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
 from scoring.vocabulary import OUTPUT_SPEED, TTFAT, TTFT
@@ -162,7 +163,6 @@ class ModelListOutputSerializer(serializers.Serializer):
 
 
 class ModelListApi(ListApi):
-    cached = True
     csv_filename = "models"
     csv_serializer_class = ModelListOutputSerializer
 
@@ -172,12 +172,12 @@ class ModelListApi(ListApi):
         "fastest provider (measured first, else reported), in the order of /models/. `?format=csv` for CSV.",
         responses={200: list_envelope("ModelList", ModelListOutputSerializer)},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         return list_response(rows=[model_list_row_value(row, request) for row in model_list()])
 
 
 class ModelDetailApi(ListApi):
-    cached = True
     csv_filename = "model"
     csv_serializer_class = ModelOfferingOutputSerializer
 
@@ -198,6 +198,7 @@ class ModelDetailApi(ListApi):
             },
         )},
     )
+    @cached_get
     def get(self, request: Request, slug: str) -> Response:
         comparison = select_or_404(model_comparison_get, 'No model with the slug "{slug}".', slug=slug)
         model = comparison.model

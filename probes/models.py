@@ -7,7 +7,7 @@ from django.utils import timezone
 from django.utils.deconstruct import deconstructible
 
 from catalog.models import Tool
-from core.models import TimeStampedModel
+from core.models import LeasedRun, TimeStampedModel
 from probe_client.config import EndpointConfig, api_key_env_error
 from scoring.vocabulary import MEASURED_OUTCOMES, TargetFigures, run_summary_keys
 
@@ -107,7 +107,7 @@ class ProbeRunQuerySet(models.QuerySet):
         return self.filter(status=ProbeRun.Status.RUNNING, lease_expires_at__lt=now or timezone.now())
 
 
-class ProbeRun(TimeStampedModel):
+class ProbeRun(LeasedRun):
     class Suite(models.TextChoices):
         SPEED = "speed", "Speed"
         COMPAT = "compat", "Compatibility"
@@ -130,21 +130,9 @@ class ProbeRun(TimeStampedModel):
     concurrency = models.PositiveIntegerField(default=1)
     request_count = models.PositiveIntegerField(default=1)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    error_class = models.CharField(max_length=60, blank=True)
-    error_message = models.TextField(blank=True)
-    worker = models.CharField(max_length=200, blank=True)
     region = models.CharField(max_length=80, blank=True)
-    task_id = models.CharField(max_length=80, blank=True)
     queue = models.CharField(max_length=120, blank=True, help_text="Celery queue the run was sent to.")
-    attempts = models.PositiveIntegerField(
-        default=0, help_text="How many times a worker claimed the run; a worker that dies leaves it to the next."
-    )
-    lease_expires_at = models.DateTimeField(
-        null=True, blank=True, help_text="A running run whose lease passed belongs to a dead worker."
-    )
     queued_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     target_snapshot = models.JSONField(
         default=dict, blank=True, help_text="Target fields as they were when the run started (no secrets)."
     )

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.apis import Api, query_params
+from core.cache import cached_get
 from recommend.cost import break_even_evidence
 from recommend.evidence import first_engine, published_evidence
 from recommend.forms import BREAK_EVEN_DEFAULTS, CUSTOM, DEFAULT_COST_HARDWARE, OWN_GPU_PRICE_LIMITS, fit_input_from
@@ -230,7 +231,6 @@ class RecommendationQuerySerializer(serializers.Serializer):
 
 class RecommendationApi(Api):
     permission_classes = [AllowAny]
-    cached = True
 
     @extend_schema(
         operation_id="recommendations",
@@ -241,6 +241,7 @@ class RecommendationApi(Api):
         parameters=[RecommendationQuerySerializer],
         responses={200: RecommendationSerializer},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         values = query_params(RecommendationQuerySerializer, request, lists=("needs",))
         volumes = {name: values.pop(name) for name in ("input_tokens_per_day", "output_tokens_per_day")}
@@ -433,13 +434,13 @@ class FitSerializer(serializers.Serializer):
 
 class FitApi(Api):
     permission_classes = [AllowAny]
-    cached = True
 
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
                    description="Whether the weights, KV cache and runtime overhead of `model` fit in the memory of "
                    "`hardware` for the context and concurrent sequences asked, the decode ceiling its memory "
                    "bandwidth allows, and what would fit instead. The same calculation as the /fit/ page.",
                    parameters=[FitQuerySerializer], responses={200: FitSerializer})
+    @cached_get
     def get(self, request: Request) -> Response:
         query = query_params(FitQuerySerializer, request)
         specs = {spec.slug: spec for spec in hardware_spec_list()}
@@ -532,13 +533,13 @@ class BreakEvenSerializer(serializers.Serializer):
 
 class BreakEvenApi(Api):
     permission_classes = [AllowAny]
-    cached = True
 
     @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
                    description="What a daily token volume costs per month at each provider's per-token prices for "
                    "`model`, against renting GPUs by the hour at the utilisation given. The same calculation as "
                    "the /break-even/ page.",
                    parameters=[BreakEvenQuerySerializer], responses={200: BreakEvenSerializer})
+    @cached_get
     def get(self, request: Request) -> Response:
         data = query_params(BreakEvenQuerySerializer, request)
         models = priced_models()

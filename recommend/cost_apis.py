@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.apis import ListApi, query_params
+from core.cache import cached_get
 from recommend.cost import CostError, cost_as_dict, cost_groups, cost_query
 
 
@@ -77,7 +78,6 @@ class AnswerSerializer(serializers.Serializer):
 
 class CostApi(ListApi):
     permission_classes = [AllowAny]
-    cached = True
     csv_filename = "cost"
     OutputSerializer = CostRowSerializer
 
@@ -97,6 +97,7 @@ class CostApi(ListApi):
             "hosted": HostedRowSerializer(many=True),
         })},
     )
+    @cached_get
     def get(self, request: Request) -> Response:
         try:
             query = cost_query(**query_params(CostQuerySerializer, request))

@@ -61,17 +61,19 @@ class Outcome(NamedTuple):
     meaning: str = ""
 
 
+# The outcomes a check can have, by name (MEASURED_OUTCOMES says what each means).
+SUPPORTED, ACCEPTED, IGNORED, REJECTED, ERROR = "supported", "accepted", "ignored", "rejected", "error"
 # What one check found when it was measured (the rules of each check: probe_client.compat). A cell shows the
 # symbol beside the label, so none relies on colour alone.
 MEASURED_OUTCOMES: tuple[Outcome, ...] = (
-    Outcome("supported", "Supported", "✓", "accepted and the effect verified"),
-    Outcome("accepted", "Accepted", "○", "accepted; the effect cannot be verified from the response"),
-    Outcome("ignored", "Ignored", "⚠", "accepted, but the effect is verifiably absent"),
+    Outcome(SUPPORTED, "Supported", "✓", "accepted and the effect verified"),
+    Outcome(ACCEPTED, "Accepted", "○", "accepted; the effect cannot be verified from the response"),
+    Outcome(IGNORED, "Ignored", "⚠", "accepted, but the effect is verifiably absent"),
     Outcome(
-        "rejected", "Rejected", "✗", "refused with a 4xx status that blames the request, with the provider's message"
+        REJECTED, "Rejected", "✗", "refused with a 4xx status that blames the request, with the provider's message"
     ),
     Outcome(
-        "error", "Error", "!",
+        ERROR, "Error", "!",
         "5xx, timeout or broken stream, or a status that says nothing about the parameter (401, 403, 404, 408, 429)",
     ),
 )

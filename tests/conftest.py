@@ -10,14 +10,14 @@ ARTIFACTS_DIR = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """The page cache, API throttle buckets and ETag dates live in Redis (this run's own db index), and a test
-    database rolled back to its start has the same data generation as the test before: every test starts and
-    ends with them empty."""
-    from core.cache import page_cache_clear
+    """The cache (page cache, throttle counts) is this run's own Redis database, which outlives a test database
+    rolled back to its start: every test starts with it empty, and answering."""
+    from django.core.cache import cache
 
-    page_cache_clear()
-    yield
-    page_cache_clear()
+    from core.cache import cache_breaker
+
+    cache_breaker.answered()
+    cache.clear()
 
 
 @pytest.fixture
@@ -72,18 +72,3 @@ def llama_server(tmp_path_factory):
         yield engine
     finally:
         stop_engine(engine)
-
-
-@pytest.fixture(autouse=True)
-def generation_moves_inside_test_transactions(request, monkeypatch):
-    """pytest-django runs a test that is not marked transaction=True inside a transaction it rolls back, never
-    commits, so the data generation's after-commit bump would never run there: those tests bump at once, as
-    the commit would. Tests of the commit itself (tests/core/test_cache.py) are marked transaction=True."""
-    marker = request.node.get_closest_marker("django_db")
-    transactional = (marker is not None and marker.kwargs.get("transaction")) or any(
-        name in request.fixturenames for name in ("transactional_db", "live_server", "django_db_serialized_rollback")
-    )
-    if not transactional:
-        import core.cache
-
-        monkeypatch.setattr(core.cache, "generation_bump_on_commit", core.cache.generation_bump)

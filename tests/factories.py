@@ -11,7 +11,20 @@ from lab import models as lab
 from probes import models as probes
 
 
-class SourceFactory(DjangoModelFactory):
+class Factory(DjangoModelFactory):
+    """Rows written as a service writes them: the page cache's generation moves."""
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        instance = super()._create(model_class, *args, **kwargs)
+        page_cache.generation_bump()
+        return instance
+
+
+class SourceFactory(Factory):
     class Meta:
         model = catalog.Source
         django_get_or_create = ("key",)
@@ -22,7 +35,7 @@ class SourceFactory(DjangoModelFactory):
     verified_on = datetime.date(2026, 10, 19)
 
 
-class LicenceFactory(DjangoModelFactory):
+class LicenceFactory(Factory):
     class Meta:
         model = catalog.Licence
         django_get_or_create = ("spdx_id",)
@@ -32,7 +45,7 @@ class LicenceFactory(DjangoModelFactory):
     is_open_source = True
 
 
-class HardwareTargetFactory(DjangoModelFactory):
+class HardwareTargetFactory(Factory):
     class Meta:
         model = catalog.HardwareTarget
         django_get_or_create = ("slug",)
@@ -42,7 +55,7 @@ class HardwareTargetFactory(DjangoModelFactory):
     category = catalog.HardwareTarget.Category.GPU
 
 
-class QuantFormatFactory(DjangoModelFactory):
+class QuantFormatFactory(Factory):
     class Meta:
         model = catalog.QuantFormat
         django_get_or_create = ("slug",)
@@ -51,7 +64,7 @@ class QuantFormatFactory(DjangoModelFactory):
     name = factory.Sequence(lambda n: f"Format {n}")
 
 
-class ApiSurfaceFactory(DjangoModelFactory):
+class ApiSurfaceFactory(Factory):
     class Meta:
         model = catalog.ApiSurface
         django_get_or_create = ("slug",)
@@ -60,7 +73,7 @@ class ApiSurfaceFactory(DjangoModelFactory):
     name = factory.Sequence(lambda n: f"API {n}")
 
 
-class FeatureFactory(DjangoModelFactory):
+class FeatureFactory(Factory):
     class Meta:
         model = catalog.Feature
         django_get_or_create = ("slug",)
@@ -69,7 +82,7 @@ class FeatureFactory(DjangoModelFactory):
     name = factory.Sequence(lambda n: f"Feature {n}")
 
 
-class ToolFactory(DjangoModelFactory):
+class ToolFactory(Factory):
     class Meta:
         model = catalog.Tool
         django_get_or_create = ("slug",)
@@ -83,7 +96,7 @@ class ToolFactory(DjangoModelFactory):
     last_verified = datetime.date(2026, 10, 19)
 
 
-class PriceItemFactory(DjangoModelFactory):
+class PriceItemFactory(Factory):
     class Meta:
         model = catalog.PriceItem
 
@@ -97,7 +110,7 @@ class PriceItemFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
-class HardwareSupportFactory(DjangoModelFactory):
+class HardwareSupportFactory(Factory):
     class Meta:
         model = catalog.HardwareSupport
 
@@ -106,7 +119,7 @@ class HardwareSupportFactory(DjangoModelFactory):
     level = catalog.HardwareSupport.Level.NATIVE
 
 
-class CaveatFactory(DjangoModelFactory):
+class CaveatFactory(Factory):
     class Meta:
         model = catalog.Caveat
 
@@ -117,7 +130,7 @@ class CaveatFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
-class HardwareSpecFactory(DjangoModelFactory):
+class HardwareSpecFactory(Factory):
     class Meta:
         model = catalog.HardwareSpec
         django_get_or_create = ("slug",)
@@ -130,7 +143,7 @@ class HardwareSpecFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
-class LanguageModelFactory(DjangoModelFactory):
+class LanguageModelFactory(Factory):
     class Meta:
         model = catalog.LanguageModel
         django_get_or_create = ("slug",)
@@ -141,7 +154,7 @@ class LanguageModelFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
-class ModelOfferingFactory(DjangoModelFactory):
+class ModelOfferingFactory(Factory):
     class Meta:
         model = catalog.ModelOffering
 
@@ -153,7 +166,7 @@ class ModelOfferingFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
-class ReportedFigureFactory(DjangoModelFactory):
+class ReportedFigureFactory(Factory):
     class Meta:
         model = catalog.ReportedFigure
 
@@ -169,7 +182,7 @@ class ReportedFigureFactory(DjangoModelFactory):
     verified_on = datetime.date(2026, 12, 1)
 
 
-class UseCaseFactory(DjangoModelFactory):
+class UseCaseFactory(Factory):
     class Meta:
         model = catalog.UseCase
         django_get_or_create = ("slug",)
@@ -180,7 +193,7 @@ class UseCaseFactory(DjangoModelFactory):
     group = catalog.UseCase.Group.FINAL_MAP
 
 
-class UseCaseRecommendationFactory(DjangoModelFactory):
+class UseCaseRecommendationFactory(Factory):
     class Meta:
         model = catalog.UseCaseRecommendation
 
@@ -191,7 +204,7 @@ class UseCaseRecommendationFactory(DjangoModelFactory):
     source = factory.SubFactory(SourceFactory)
 
 
-class ProbeTargetFactory(DjangoModelFactory):
+class ProbeTargetFactory(Factory):
     class Meta:
         model = probes.ProbeTarget
         django_get_or_create = ("slug",)
@@ -205,7 +218,7 @@ class ProbeTargetFactory(DjangoModelFactory):
     enabled = True
 
 
-class ProbeRunFactory(DjangoModelFactory):
+class ProbeRunFactory(Factory):
     class Meta:
         model = probes.ProbeRun
 
@@ -219,7 +232,7 @@ class ProbeRunFactory(DjangoModelFactory):
     status = probes.ProbeRun.Status.SUCCEEDED
 
 
-class RequestMeasurementFactory(DjangoModelFactory):
+class RequestMeasurementFactory(Factory):
     class Meta:
         model = probes.RequestMeasurement
 
@@ -238,7 +251,7 @@ class RequestMeasurementFactory(DjangoModelFactory):
     chunks = 128
 
 
-class CompatOutcomeFactory(DjangoModelFactory):
+class CompatOutcomeFactory(Factory):
     class Meta:
         model = probes.CompatOutcome
 
@@ -247,7 +260,7 @@ class CompatOutcomeFactory(DjangoModelFactory):
     outcome = probes.CompatOutcome.Outcome.SUPPORTED
 
 
-class MeasurementSummaryFactory(DjangoModelFactory):
+class MeasurementSummaryFactory(Factory):
     class Meta:
         model = probes.MeasurementSummary
 
@@ -267,7 +280,7 @@ class MeasurementSummaryFactory(DjangoModelFactory):
     )
 
 
-class CompatStatusFactory(DjangoModelFactory):
+class CompatStatusFactory(Factory):
     class Meta:
         model = probes.CompatStatus
 
@@ -324,7 +337,7 @@ def build_runs(target: probes.ProbeTarget, n_runs: int) -> list[probes.ProbeRun]
     for index, run in enumerate(runs):
         run.queued_at = base + datetime.timedelta(minutes=index)
     probes.ProbeRun.objects.bulk_update(runs, ["queued_at"])
-    page_cache.generation_bump_on_commit()  # bulk writes send no signals, like the loaders that bump it themselves
+    page_cache.generation_bump()
     return runs
 
 
@@ -352,7 +365,7 @@ def grow_catalog(n: int, *, start: int = 0, tps: float = 400.0) -> None:
         CompatStatusFactory(target=target, check_name="logprobs", outcome="supported")
 
 
-class SweepRunFactory(DjangoModelFactory):
+class SweepRunFactory(Factory):
     class Meta:
         model = lab.SweepRun
 
@@ -373,7 +386,7 @@ class SweepRunFactory(DjangoModelFactory):
     levels_done = 3
 
 
-class SweepLevelFactory(DjangoModelFactory):
+class SweepLevelFactory(Factory):
     class Meta:
         model = lab.SweepLevel
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -83,8 +84,8 @@ def worker_env(**overrides: str) -> dict[str, str]:
         PROBE_SCHEDULED_WORKLOADS="in-100",
         PROBE_SPEED_REQUESTS="3",
         PROBE_MAX_OUTPUT_TOKENS="12",
-        PROBE_RUN_LEASE_SECONDS="3",
-        PROBE_RUN_BUSY_RETRY_SECONDS="1",
+        RUN_LEASE_SECONDS="3",
+        RUN_BUSY_RETRY_SECONDS="1",
         CELERY_VISIBILITY_TIMEOUT="6",
     )
     env.update(overrides)
@@ -97,3 +98,47 @@ def pool_children(worker: Worker) -> list[int]:
         return [int(pid) for pid in path.read_text().split()]
     except FileNotFoundError:
         return []
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ThrowawayRedis:
+    """A redis-server of this test alone, on a loopback port, that keeps nothing on disk: killed and started
+    again, it has forgotten every key and every queued message (as bin/with_services.py starts its own)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> ThrowawayRedis:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+        )
+
+        def answers() -> bool:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            except OSError:
+                return False
+            return True
+
+        wait_for(answers, timeout=10, what="redis-server to start")
+        return self
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def pause(self) -> None:
+        """SIGSTOP: connections are accepted by the kernel and never answered, as by a hung server."""
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self.process.send_signal(signal.SIGCONT)

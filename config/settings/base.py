@@ -47,6 +47,10 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # TRACE refused; pages rate-limited per client (the API counts in DRF's throttles).
+    "core.middleware.PageGateMiddleware",
+    # ETag on every GET and HEAD answer, 304 when the client's copy is current (core.cache adds Last-Modified).
+    "core.middleware.ETagMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -59,6 +63,8 @@ MIDDLEWARE = [
 # the form around it. JSON bodies have their own, lower limit, DATA_UPLOAD_MAX_MEMORY_SIZE (core.parsers).
 REQUEST_MAX_BODY_BYTES = env.int("REQUEST_MAX_BODY_BYTES", default=65 * 1024 * 1024)
 
+# Paths PageGateMiddleware does not rate-limit: the API and the admin have their own limits, static files none.
+PAGE_THROTTLE_EXEMPT_PATHS = ("/api/", "/admin/", "/static/")
 # Paths whose HTML comes from third-party templates with inline code (core.middleware).
 CSP_THIRD_PARTY_UI_PATHS = ("/admin/", "/api/")
 
@@ -71,8 +77,6 @@ TEMPLATES = [
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
-            # {% url %} with memoised reversing (the catalog links every row several times).
-            "builtins": ["core.templatetags.memoised_url"],
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
@@ -83,7 +87,6 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
-DATABASES["default"]["ATOMIC_REQUESTS"] = True
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=0)
 # A database that stops answering must give the error page within seconds, not hold a worker until gunicorn
 # kills it: a bound on connecting (which covers a server that accepts and never answers) and on each statement
@@ -91,6 +94,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=0)
 DATABASE_CONNECT_TIMEOUT_SECONDS = env.int("DATABASE_CONNECT_TIMEOUT_SECONDS", default=5)
 DATABASE_STATEMENT_TIMEOUT_MS = env.int("DATABASE_STATEMENT_TIMEOUT_MS", default=5_000)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, plus a breaker: a connection attempt that failed is not waited on again for a few seconds.
+    DATABASES["default"]["ENGINE"] = "core.postgresql"
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         connect_timeout=DATABASE_CONNECT_TIMEOUT_SECONDS,
         options=f"-c statement_timeout={DATABASE_STATEMENT_TIMEOUT_MS}",
@@ -107,27 +112,24 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env("DJANGO_CACHE_PREFIX", default="atlas"),
-            # A cache that stops answering must slow pages down, not hang them.
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+            # A cache that stops answering must slow pages down, not hang them: Redis on the same network answers
+            # in milliseconds, and a worker that waited this long skips it for a few seconds (core.breakers).
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
         }
     }
 else:
-    # Files, not per-process memory: the web server, the worker (which warms pages) and beat share them.
+    # Files, not per-process memory: every process must see the page cache's generation move.
     CACHES = {
         "default": {
-            "BACKEND": "core.filecache.SparselyCulledFileCache",
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
             "OPTIONS": {"MAX_ENTRIES": 2000},
         }
     }
 
-# Seconds a cached page or API read may live (entries are keyed by the data generation, so this bounds
-# the space that superseded entries take). 0 turns the page cache off.
+# Seconds a cached page or API read may live (entries are keyed by the generation, so this bounds the space
+# that superseded entries take). 0 turns the page cache off.
 READ_CACHE_SECONDS = env.int("READ_CACHE_SECONDS", default=300)
-# After each bump a worker renders the canonical pages (PAGE_CACHE_WARM_PATHS) for the site at SITE_URL.
-READ_CACHE_WARM = env.bool("READ_CACHE_WARM", default=True)
-PAGE_CACHE_WARM_PATHS = "config.canonical.canonical_paths"
-SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -223,9 +225,15 @@ PROBE_PARALLEL_WORKLOAD = env("PROBE_PARALLEL_WORKLOAD", default="in-1k")
 PROBE_PARALLEL_CONCURRENCY = env.int("PROBE_PARALLEL_CONCURRENCY", default=10)
 # Requests per single-stream run; a parallel run sends at least one request per stream.
 PROBE_SPEED_REQUESTS = env.int("PROBE_SPEED_REQUESTS", default=3)
-# A running run renews its lease every third of this; a lapsed lease means its worker died.
-PROBE_RUN_LEASE_SECONDS = env.int("PROBE_RUN_LEASE_SECONDS", default=90)
-PROBE_RUN_MAX_ATTEMPTS = env.int("PROBE_RUN_MAX_ATTEMPTS", default=3)
+# Probe runs and lab sweeps (core.leases). A running run renews its lease every third of this; a lapsed lease
+# means its worker died. A queued run no worker claimed within a lease is sent again (a broker that restarted
+# without its queue forgets it). Each recovery pass runs once a lease, so either is re-sent within two leases.
+RUN_LEASE_SECONDS = env.int("RUN_LEASE_SECONDS", default=90)
+RUN_MAX_ATTEMPTS = env.int("RUN_MAX_ATTEMPTS", default=3)
+RUN_BUSY_RETRY_SECONDS = env.int("RUN_BUSY_RETRY_SECONDS", default=30)
+RUN_BUSY_MAX_RETRIES = env.int("RUN_BUSY_MAX_RETRIES", default=40)
+# A run queued this long measures nothing current any more: recovery fails it as Expired.
+RUN_MAX_AGE_SECONDS = env.int("RUN_MAX_AGE_SECONDS", default=6 * 3600)
 # The client's own per-request deadlines are far shorter; these only stop a wedged run.
 PROBE_RUN_SOFT_TIME_LIMIT = env.int("PROBE_RUN_SOFT_TIME_LIMIT", default=600)
 PROBE_RUN_TIME_LIMIT = PROBE_RUN_SOFT_TIME_LIMIT + 30
@@ -233,10 +241,6 @@ PROBE_RUN_TIME_LIMIT = PROBE_RUN_SOFT_TIME_LIMIT + 30
 SWEEP_RUN_SOFT_TIME_LIMIT = env.int("SWEEP_RUN_SOFT_TIME_LIMIT", default=3900)
 # A probe that waited in the broker longer than this measures nothing useful any more.
 PROBE_RUN_TASK_EXPIRES = env.int("PROBE_RUN_TASK_EXPIRES", default=3 * 3600)
-PROBE_RUN_BUSY_RETRY_SECONDS = env.int("PROBE_RUN_BUSY_RETRY_SECONDS", default=30)
-PROBE_RUN_BUSY_MAX_RETRIES = env.int("PROBE_RUN_BUSY_MAX_RETRIES", default=40)
-PROBE_RUN_STALE_QUEUED_SECONDS = env.int("PROBE_RUN_STALE_QUEUED_SECONDS", default=1800)
-PROBE_RUN_MAX_AGE_SECONDS = env.int("PROBE_RUN_MAX_AGE_SECONDS", default=6 * 3600)
 PROBE_SUMMARY_WINDOW_DAYS = env.int("PROBE_SUMMARY_WINDOW_DAYS", default=30)
 PROBE_MEDIAN_WINDOW_HOURS = 72  # Artificial Analysis reports the median of the past 72 hours.
 
@@ -265,13 +269,13 @@ CELERY_BEAT_SCHEDULE.update(
         # the next one is due is dropped.
         "probes-recover-runs": {
             "task": "probes.tasks.probe_runs_recover_task",
-            "schedule": float(PROBE_RUN_LEASE_SECONDS),
-            "options": {"expires": 0.8 * PROBE_RUN_LEASE_SECONDS},
+            "schedule": float(RUN_LEASE_SECONDS),
+            "options": {"expires": 0.8 * RUN_LEASE_SECONDS},
         },
         "lab-recover-sweeps": {
             "task": "lab.tasks.sweep_runs_recover_task",
-            "schedule": float(PROBE_RUN_LEASE_SECONDS),
-            "options": {"expires": 0.8 * PROBE_RUN_LEASE_SECONDS},
+            "schedule": float(RUN_LEASE_SECONDS),
+            "options": {"expires": 0.8 * RUN_LEASE_SECONDS},
         },
     }
 )
@@ -292,6 +296,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["core.throttles.AnonBurstThrottle", "core.throttles.UserBurstThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env("API_THROTTLE_ANON", default="120/min"),
+        # Pages, per client address (core.middleware.PageGateMiddleware): most are cached.
+        "pages": env("PAGE_THROTTLE", default="600/min"),
         "user": env("API_THROTTLE_USER", default="600/min"),
         "probe_runs": env("API_THROTTLE_PROBE_RUNS", default="30/hour"),
     },

@@ -3,8 +3,6 @@ import os
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/inference_atlas")
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
-# Warming is tested on its own (tests/core/test_cache.py); elsewhere it would only queue tasks.
-os.environ.setdefault("READ_CACHE_WARM", "false")
 
 from config.settings.base import *  # noqa: E402,F403
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import HardwareSpec, Tool
+from core.cache import generation_bump
 from core.exceptions import ApplicationError
 from lab.models import IMPORT_TOOLS, SweepLevel, SweepRun
 from lab.services.card import sweep_changes
@@ -94,6 +95,7 @@ def sweep_import_create(
     ``card["model_id"]``). Cost per 1M output tokens is filled from ``hourly_price_usd`` where the level has output
     tok/s and no cost of its own.
     """
+    generation_bump()
     if source_tool not in IMPORT_TOOLS:
         raise ApplicationError(
             f"source_tool must be one of {', '.join(IMPORT_TOOLS)}.", fields={"source_tool": [f"One of {', '.join(IMPORT_TOOLS)}."]}

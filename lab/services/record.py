@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from core.cache import generation_bump
 from core.leases import lease_holder
 from lab.models import SweepLevel, SweepRun
 from probe_client.secrets import scrub
@@ -69,6 +70,7 @@ def request_records(level: LevelResult) -> list[dict]:
 def sweep_level_record(*, run_id: int, attempt: int, level: LevelResult, secret: str = "") -> bool:
     """Store one finished level, unless this attempt lost the run meanwhile."""
     with transaction.atomic():
+        generation_bump()
         run = lease_holder(SweepRun, pk=run_id, attempt=attempt).select_for_update().first()
         if run is None:
             return False

@@ -25,13 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from celery import current_app
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from catalog.models import HardwareSpec, Tool
-from core import cache as page_cache
-from core.leases import RunExecution, lease_claim, lease_give_up, lease_holder, lease_renew
+from core.cache import generation_bump
+from core.leases import RunExecution, lease_claim, lease_holder, lease_renew, runs_recover
 from core.models import AuditEntry
 from core.services import audit_record
 from lab.models import SweepLevel, SweepRun
@@ -121,14 +120,17 @@ def sweep_run_create(
         hardware_count=hardware_count, hourly_price_usd=hourly_price_usd, flags=flags,
     )
     run.save()
+    generation_bump()
     return run
 
 
-def _send(run_id: int, task_id: str) -> None:
-    try:
-        current_app.send_task("lab.tasks.sweep_run_task", args=[run_id], task_id=task_id or None, retry=True)
-    except Exception:
-        logger.exception("Could not send sweep run %s to the broker; it stays queued", run_id)
+def sweep_runs_send(runs: list[SweepRun]) -> None:
+    for run in runs:
+        try:
+            current_app.send_task("lab.tasks.sweep_run_task", args=[run.pk], task_id=run.task_id or None, retry=True)
+        except Exception:
+            # The run stays queued; sweep_runs_recover sends it again within two leases.
+            logger.exception("Could not send sweep run %s to the broker; recovery will retry", run.pk)
 
 
 @transaction.atomic
@@ -136,7 +138,7 @@ def sweep_run_enqueue(**kwargs) -> SweepRun:
     """Create a queued run (sweep_run_create's arguments) and send its id, never a key, to Celery once the
     transaction commits."""
     run = sweep_run_create(**kwargs)
-    transaction.on_commit(lambda: _send(run.pk, run.task_id))
+    transaction.on_commit(lambda: sweep_runs_send([run]))
     return run
 
 
@@ -160,7 +162,7 @@ def sweep_run_request_stop(*, run: SweepRun) -> bool:
         stop_requested=True, updated_at=now
     )
     if stopped_queued:
-        page_cache.generation_bump_on_commit()
+        generation_bump()
     return bool(stopped_queued or asked)
 
 
@@ -174,31 +176,16 @@ def sweep_run_resume(*, run: SweepRun) -> bool:
         lease_expires_at=None, updated_at=timezone.now(),
     )
     if resumed:
-        page_cache.generation_bump_on_commit()
-        transaction.on_commit(lambda: _send(run.pk, task_id))
+        generation_bump()
+        run.task_id = task_id
+        transaction.on_commit(lambda: sweep_runs_send([run]))
     return bool(resumed)
 
 
 def sweep_runs_recover(*, limit: int = 100) -> dict[str, int]:
-    """Re-send sweeps whose worker died (lease lapsed): the next claim measures only the levels not yet stored.
-    A sweep that has used up its attempts is given up instead."""
-    now = timezone.now()
-    counts = {"requeued": 0, "gave_up": 0}
-    lapsed = (
-        SweepRun.objects.filter(status=SweepRun.Status.RUNNING, lease_expires_at__lt=now)
-        .order_by("lease_expires_at")
-        .values_list("pk", "attempts", "task_id")
-    )
-    to_send: list[tuple[int, str]] = []
-    for run_id, attempts, task_id in lapsed[:limit]:
-        if attempts >= settings.PROBE_RUN_MAX_ATTEMPTS:
-            counts["gave_up"] += lease_give_up(SweepRun, pk=run_id, now=now)
-        else:
-            to_send.append((run_id, task_id))
-    counts["requeued"] = len(to_send)
-    for run_id, task_id in to_send:
-        transaction.on_commit(lambda run_id=run_id, task_id=task_id: _send(run_id, task_id))
-    return counts
+    """Re-send sweeps whose worker died or whose message was lost (the next claim measures only the levels not yet
+    stored); give up on hopeless ones, expire stale ones. A run without a target was the command line's."""
+    return runs_recover(SweepRun.objects.filter(target__isnull=False), send=sweep_runs_send, limit=limit)
 
 
 def _measure_in_thread(coroutine_factory, *, on_level, stop_event: threading.Event, keep_alive) -> Any:
@@ -370,8 +357,8 @@ def _measure(
         levels=levels,
         outcome=outcome,
         card=sweep_card(run=run, facts=facts, server_info=server_info, requested_model=config.model),
-        engine_version=str(facts.get("engine_version") or "")[:120],
-        model_fingerprint=fingerprint[:300],
+        engine_version=str(facts.get("engine_version") or ""),
+        model_fingerprint=fingerprint,
     )
 
 
@@ -410,6 +397,8 @@ def sweep_measure(
     secret = secret_value(config.api_key_env)
     measured.card = scrub(measured.card, secret)
     measured.outcome = scrub(measured.outcome, secret)
+    measured.engine_version = scrub(measured.engine_version, secret)[:120]
+    measured.model_fingerprint = scrub(measured.model_fingerprint, secret)[:300]
     if kind == SweepRun.Kind.SWEEP:
         measured.card["merged_reads"] = card_merged_reads([level.to_dict() for level in measured.levels])
         measured.outcome["results"] = {
@@ -440,11 +429,16 @@ def _sweep_outcome(result, stop_event: threading.Event, *, stored_before: bool) 
 def _finish(run: SweepRun, attempt: int, *, status: str, secret: str = "", **values) -> bool:
     now = timezone.now()
     with transaction.atomic():
+        generation_bump()
         locked = lease_holder(SweepRun, pk=run.pk, attempt=attempt).select_for_update().first()
         if locked is None:
             return False
         for name, value in values.items():
-            setattr(locked, name, scrub(value, secret) if name != "card" else value)
+            value = scrub(value, secret) if name != "card" else value
+            # Cut to the column after the key is removed, never before: a cut key could leave a short piece.
+            if isinstance(value, str) and getattr(SweepRun._meta.get_field(name), "max_length", None):
+                value = value[:SweepRun._meta.get_field(name).max_length]
+            setattr(locked, name, value)
         locked.status = status
         locked.lease_expires_at = None
         locked.levels_done = locked.levels.count()

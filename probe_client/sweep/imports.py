@@ -24,7 +24,9 @@ A file whose levels mix closed-loop concurrencies and open-loop rates keeps the 
 GuideLLM's ``throughput`` benchmark (no load level) likewise.
 
 What a file does not state stays None; nothing is derived that the tool did not measure, except the level
-duration and request counts that follow from figures it gave. Every problem raises
+duration and request counts that follow from figures it gave. A figure the file gives that is not a number
+(``"fast"``, ``NaN``, a negative count) is refused: left out, and listed in the card's ``refused_figures`` with
+where it is in the file, its value and why; a file left with no figure at all raises. Every problem raises
 :class:`ResultFileError`, whose message starts with where in the file it is (``benchmarks[2].metrics``).
 """
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -69,15 +72,50 @@ class ParsedResults:
     finished_at: float | None = None
 
 
+# The values of the file being read that a parser refused, by identity (each parsed JSON value is its own object):
+# where they sit in the file is found afterwards, so that the parsers need not carry their paths.
+_refusals: ContextVar[dict[int, tuple[object, str]] | None] = ContextVar("refusals", default=None)
+
+
+def _refuse(value, reason: str) -> None:
+    refusals = _refusals.get()
+    if refusals is not None and value is not None:
+        refusals.setdefault(id(value), (value, reason))
+
+
 def _finite(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        _refuse(value, "not a finite number")
         return None
     return float(value)
 
 
 def _count(value) -> int | None:
     number = _finite(value)
-    return int(number) if number is not None and number >= 0 and number == int(number) else None
+    if number is not None and (number < 0 or number != int(number)):
+        _refuse(value, "not a whole number of at least 0")
+        return None
+    return int(number) if number is not None else None
+
+
+def _refused_in(documents: list, refusals: dict[int, tuple[object, str]]) -> list[dict]:
+    """Where in the file each refused value sits, its value as written, and why."""
+    found: list[dict] = []
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{path}[{index}]")
+        elif id(node) in refusals and refusals[id(node)][0] is node:
+            value = node if isinstance(node, (str, bool)) or node is None else repr(node)
+            found.append({"field": path, "value": value, "reason": refusals[id(node)][1]})
+
+    for index, document in enumerate(documents):
+        walk(document, f"[{index}]" if len(documents) > 1 else "")
+    return found
 
 
 def _text(raw: bytes, offset: int = 0) -> str:
@@ -197,7 +235,18 @@ def parse_result_file(data: bytes | BinaryIO, *, source_tool: str | None = None)
         found = f"it looks like a {detected} file" if detected else "its keys match none of the known tools"
         raise ResultFileError(f"file: not a {source_tool} result file ({found})")
     parser = {"vllm-bench-serve": _parse_vllm, "guidellm": _parse_guidellm, "aiperf": _parse_aiperf}[source_tool]
-    parsed = parser(documents)
+    refusals: dict[int, tuple[object, str]] = {}
+    token = _refusals.set(refusals)
+    try:
+        parsed = parser(documents)
+    finally:
+        _refusals.reset(token)
+    refused = _refused_in(documents, refusals)
+    if not any(_has_figures(level) for level in parsed.levels):
+        listed = "; ".join(f"{item['field']} = {item['value']!r} ({item['reason']})" for item in refused)
+        raise ResultFileError(f"file: no usable figure{': refused ' + listed if listed else ''}")
+    if refused:
+        parsed.card["refused_figures"] = refused
     modes = [level["mode"] for level in parsed.levels]
     if len(set(modes)) > 1:
         # A GuideLLM "sweep" starts with a synchronous benchmark before its request rates: one chart, one mode.
@@ -211,6 +260,12 @@ def parse_result_file(data: bytes | BinaryIO, *, source_tool: str | None = None)
     parsed.plan = {"levels": levels}
     parsed.levels.sort(key=lambda level: level["level"])
     return parsed
+
+
+def _has_figures(level: dict) -> bool:
+    """Whether a level holds any measured figure: a latency percentile or a rate."""
+    return any(level.get(name) for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")) or any(
+        level.get(name) is not None for name in ("output_tps", "total_tps", "request_rate", "goodput_rps"))
 
 
 def _require(levels: list[dict]) -> None:
@@ -297,9 +352,9 @@ def _parse_vllm(documents: list) -> ParsedResults:
         if not completed:
             continue
         concurrency, rate = document.get("max_concurrency"), document.get("request_rate")
-        if _count(concurrency):
+        if concurrency is not None and _count(concurrency):
             mode, level = "concurrency", float(concurrency)
-        elif _finite(rate) and rate > 0:
+        elif rate not in ("inf", None) and _finite(rate) and rate > 0:
             mode, level = "rate", float(rate)
         elif rate in ("inf", None) and concurrency is None:
             # Every prompt sent at once, unbounded: the level is the number of requests in flight.

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import Max, Min, OuterRef, Subquery
 from django.utils import timezone
 
+from core.cache import generation_bump
 from probes.models import CompatOutcome, CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget, RequestMeasurement
 from scoring.vocabulary import Percentiles, TargetFigures, percentile, percentiles, run_summary_keys
 
@@ -80,6 +81,7 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
     72-hour success rate cover the last 72 hours. A group with no request left in the window keeps its
     row with zero samples, so a page shows "no recent data" rather than an old figure.
     """
+    generation_bump()
     _lock_target(target)
     now = now or timezone.now()
     window_start = now - dt.timedelta(days=settings.PROBE_SUMMARY_WINDOW_DAYS)
@@ -154,6 +156,7 @@ def probe_summaries_refresh(*, target: ProbeTarget, now: dt.datetime | None = No
 @transaction.atomic
 def compat_statuses_refresh(*, target: ProbeTarget) -> list[CompatStatus]:
     """One cell per check: the outcome from the most recently finished compat run that ran it."""
+    generation_bump()
     _lock_target(target)
     latest = (
         CompatOutcome.objects.filter(

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from catalog.models import Tool
+from core.cache import generation_bump
 from core.models import AuditEntry
 from core.services import audit_record, audited_create, audited_update
 from probes.models import ProbeRun, ProbeTarget
@@ -53,6 +54,7 @@ def probe_target_create(
     notes: str = "",
     enabled: bool = False,
 ) -> ProbeTarget:
+    generation_bump()
     target = ProbeTarget(
         slug=slug, name=name, tool=tool, base_url=base_url, model_id=model_id, api_key_env=api_key_env,
         hardware=hardware, quantization=quantization, engine_version=engine_version, region=region, notes=notes,
@@ -64,6 +66,7 @@ def probe_target_create(
 @transaction.atomic
 def probe_target_update(*, actor: Any, target: ProbeTarget, data: Mapping[str, Any]) -> ProbeTarget:
     """Apply the fields present in `data`; the slug (what runs and schedules refer to) stays."""
+    generation_bump()
     return audited_update(
         actor=actor, instance=target, fields=TARGET_UPDATABLE_FIELDS, data=data, validate=_validate_target
     )

@@ -1,4 +1,5 @@
 """POST /api/v1/probes/sweeps/import/: a peer tool's own result file becomes a labelled run; bad files 400."""
+import json
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,34 @@ def test_a_broken_result_block_answers_400_naming_the_line_and_stores_nothing(st
         "line 12: the block of line 3 ends before its closing ===== line"
     )
     assert SweepRun.objects.count() == 0 and SweepLevel.objects.count() == 0
+
+
+def vllm_result(**changes) -> bytes:
+    """The first run of the documented vLLM bench serve file, with `changes`."""
+    first = json.loads((FIXTURES / "vllm-bench-serve-documented-format.jsonl").read_text().splitlines()[0])
+    return json.dumps({**first, **changes}).encode()  # json.dumps writes NaN as vLLM's own json.dump does
+
+
+def test_a_figure_that_is_not_a_number_is_refused_by_name_and_every_other_one_kept(staff_client):
+    ToolFactory(slug="vllm", kind="engine")
+    content = vllm_result(mean_ttft_ms="fast", p99_itl_ms=float("nan"))
+    response = staff_client.post(URL, {"file": upload("result.json", content), "tool": "vllm"}, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert response.json()["warnings"] == [
+        {"field": "mean_ttft_ms", "value": "fast", "reason": "not a finite number"},
+        {"field": "p99_itl_ms", "value": "nan", "reason": "not a finite number"},
+    ]
+    level = SweepRun.objects.get().levels.get()
+    assert level.ttft_ms == {"p50": 35.0, "p95": 49.0, "p99": 63.0} and "p99" not in level.itl_ms
+    clean = staff_client.post(URL, {"file": upload("result.json", vllm_result()), "tool": "vllm"}, format="multipart")
+    assert clean.json()["warnings"] == []
+
+
+def test_a_file_without_one_usable_figure_is_refused_whole(staff_client):
+    first = json.loads(vllm_result())
+    figures = {key: "fast" for key in first if key.endswith(("_ms", "throughput")) or key == "request_goodput"}
+    response = staff_client.post(URL, {"file": upload("result.json", vllm_result(**figures))}, format="multipart")
+    assert response.status_code == 400
+    message = response.json()["error"]["fields"]["file"][0]
+    assert message.startswith("file: no usable figure: refused ") and "mean_ttft_ms = 'fast'" in message
+    assert not SweepRun.objects.exists()

@@ -54,9 +54,9 @@ def test_unknown_tool_gets_the_project_404_page(client, catalog):
 @pytest.mark.parametrize("count", [5, 50])
 def test_tool_page_query_count_is_constant(client, django_assert_num_queries, count):
     _grow_catalog(count)
-    # generation, the tool, 10 prefetches (with its models, reported figures and documented absences), 3 for its
+    # the tool, 10 prefetches (with its models, reported figures and documented absences), 3 for its
     # measured targets, 1 for the use cases naming it
-    with django_assert_num_queries(16):
+    with django_assert_num_queries(15):
         response = client.get(reverse("catalog:tool_detail", args=["grown-1"]))
     assert response.status_code == 200
 
@@ -71,7 +71,7 @@ def test_tool_page_lists_the_use_cases_naming_it_with_constant_queries(client, d
     for index in range(use_cases):
         UseCaseRecommendationFactory(use_case=UseCaseFactory(slug=f"case-{index}", title=f"Case {index}"),
                                      tool=tool, reason=f"Reason {index}.", is_recommended=index > 0)
-    with django_assert_num_queries(16):
+    with django_assert_num_queries(15):
         html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
     section = html.split('id="use-cases-heading"')[1].split("</section>")[0]
     assert f'href="/use-cases/case-{use_cases - 1}/"' in section and f"Reason {use_cases - 1}." in section
@@ -97,7 +97,7 @@ def test_tool_page_shows_measured_targets_with_constant_queries(client, django_a
     for index in range(targets):
         target = ProbeTargetFactory(slug=f"measured-{index}", name=f"Measured target {index}", tool=tool)
         MeasurementSummaryFactory(target=target, workload="in-100")
-    with django_assert_num_queries(16):
+    with django_assert_num_queries(15):
         html = client.get(reverse("catalog:tool_detail", args=["grown-1"])).content.decode()
     assert f"Measured target {targets - 1}" in html
     assert "121" in html  # the 72-hour median TTFT of the summary, in ms

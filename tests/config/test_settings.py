@@ -31,7 +31,7 @@ def test_nothing_set_means_sqlite_and_an_embedded_broker():
     loaded = json.loads(result.stdout)
     assert loaded["engine"] == "django.db.backends.sqlite3"
     assert loaded["db_name"].endswith("var/db.sqlite3")
-    assert loaded["cache"] == "core.filecache.SparselyCulledFileCache"  # files: shared by web, worker and beat
+    assert loaded["cache"] == "django.core.cache.backends.filebased.FileBasedCache"  # shared by web, worker, beat
     assert loaded["broker"] == "filesystem://"
 
 
@@ -41,7 +41,7 @@ def test_database_url_selects_postgresql_and_redis_url_selects_redis():
     )
     assert result.returncode == 0, result.stderr
     loaded = json.loads(result.stdout)
-    assert loaded["engine"] == "django.db.backends.postgresql"
+    assert loaded["engine"] == "core.postgresql"  # Django's, with a breaker on connecting
     assert loaded["db_name"] == "some_db"
     assert loaded["cache"].endswith("RedisCache")
     assert loaded["broker"] == "redis://127.0.0.1:6379/3"

@@ -402,6 +402,24 @@ def test_a_bad_file_exits_2_with_the_apis_message(tmp_path, content):
 
 
 @pytest.mark.django_db
+def test_a_refused_figure_is_a_warning_and_no_usable_figure_exits_2(tmp_path):
+    first = json.loads((FIXTURES / "peer_results" / "vllm-bench-serve-documented-format.jsonl").read_text()
+                       .splitlines()[0])
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({**first, "mean_ttft_ms": "fast"}))
+    out = io.StringIO()
+    call_command("import_benchmark", str(path), stdout=out)
+    assert "Warning: refused mean_ttft_ms = 'fast': not a finite number" in out.getvalue()
+    path.write_text(json.dumps({**first, **{key: float("nan") for key in first if key.endswith("_ms")},
+                                "output_throughput": None, "total_token_throughput": None,
+                                "request_throughput": None, "request_goodput": None}))
+    with pytest.raises(CommandError) as error:
+        call_command("import_benchmark", str(path), stdout=io.StringIO())
+    assert error.value.returncode == 2 and str(error.value).startswith("file: no usable figure: refused ")
+    assert SweepRun.objects.count() == 1
+
+
+@pytest.mark.django_db
 def test_a_source_tool_that_does_not_match_the_file_is_refused():
     with pytest.raises(CommandError) as error:
         call_command("import_benchmark", str(FIXTURES / "peer_results" / "guidellm-0.8.1-benchmarks.json"),

@@ -235,19 +235,25 @@ def test_a_new_engine_version_reported_by_the_server_splits_the_history(client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_recovery_resends_a_sweep_whose_lease_lapsed_and_gives_up_after_the_attempt_cap(published, settings):
+def test_recovery_resends_lapsed_and_unclaimed_sweeps_and_gives_up_after_the_attempt_cap(published, settings):
     lapsed = timezone.now() - dt.timedelta(seconds=1)
     retried = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=1, lease_expires_at=lapsed, task_id="t-1")
-    hopeless = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=settings.PROBE_RUN_MAX_ATTEMPTS,
+    hopeless = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=settings.RUN_MAX_ATTEMPTS,
                                lease_expires_at=lapsed)
     alive = SweepRunFactory(status=SweepRun.Status.RUNNING, attempts=1,
                             lease_expires_at=timezone.now() + dt.timedelta(seconds=60))
+    unclaimed = SweepRunFactory(status=SweepRun.Status.QUEUED, task_id="t-2")  # its message was lost
+    fresh = SweepRunFactory(status=SweepRun.Status.QUEUED)
+    from_the_command_line = SweepRunFactory(status=SweepRun.Status.QUEUED, target=None)
+    a_lease_ago = timezone.now() - dt.timedelta(seconds=settings.RUN_LEASE_SECONDS + 1)
+    SweepRun.objects.filter(pk__in=[unclaimed.pk, from_the_command_line.pk]).update(updated_at=a_lease_ago)
 
-    assert sweep_runs_recover() == {"requeued": 1, "gave_up": 1}
+    assert sweep_runs_recover() == {"requeued": 2, "gave_up": 1, "expired": 0}
 
-    assert [(m["task"], m["args"], m["headers"]["id"]) for m in published] == [
-        ("lab.tasks.sweep_run_task", [retried.pk], "t-1")
+    assert sorted((m["task"], m["args"], m["headers"]["id"]) for m in published) == [
+        ("lab.tasks.sweep_run_task", [retried.pk], "t-1"), ("lab.tasks.sweep_run_task", [unclaimed.pk], "t-2"),
     ]
+    assert SweepRun.objects.get(pk=fresh.pk).status == SweepRun.Status.QUEUED
     hopeless.refresh_from_db()
     assert (hopeless.status, hopeless.error_class) == (SweepRun.Status.FAILED, "WorkerLost")
     alive.refresh_from_db()

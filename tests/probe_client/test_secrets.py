@@ -10,7 +10,7 @@ import os
 import pytest
 
 from probe_client import run_compat_suite, run_speed_suite
-from probe_client.secrets import MAX_TEXT, REDACTED, clean_text, scrub, scrub_text, secret_value
+from probe_client.secrets import MAX_TEXT, REDACTED, clean_text, redact, scrub, scrub_text, secret_value
 from tests.probe_client.conftest import config_for, run
 
 KEY_ENV = "ATLAS_C_CANARY_API_KEY"
@@ -110,6 +110,26 @@ def test_an_echoed_start_or_end_of_the_key_is_replaced_too():
 
     assert SECRET[:10] not in text and SECRET[-9:] not in text
     assert text.startswith("key ") and text.endswith(" refused")
+
+
+def test_any_piece_of_eight_or_more_characters_is_replaced_wherever_it_sat_in_the_key():
+    secret = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2"
+    for start in range(len(secret) - 8 + 1):
+        for size in (8, 10, 13):
+            piece = secret[start:start + size]
+            if len(piece) < 8:
+                continue
+            text = clean_text(f"x-ratelimit-key: {piece}; retry later", secret)
+            assert text == f"x-ratelimit-key: {REDACTED}; retry later", piece
+    assert clean_text(f"{secret[12:22]}{secret[3:11]} twice", secret) == f"{REDACTED} twice"
+    assert clean_text(f"short {secret[12:19]} stays", secret) == f"short {secret[12:19]} stays"  # seven characters
+
+
+def test_a_piece_is_removed_before_a_text_is_cut():
+    secret = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2"
+    header = "remaining=10; " + "x" * 80 + secret[:20]  # a cut at 100 characters would leave 6 of the key's start
+    assert secret[:6] not in redact(header, [secret])[:100]
+    assert secret[:6] not in clean_text(header, secret)[:100]
 
 
 @pytest.mark.parametrize("mask", ["...", "…", "***", "****", "••••"])

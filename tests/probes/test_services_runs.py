@@ -60,8 +60,9 @@ def test_enqueue_sends_run_ids_only_after_commit(published, django_capture_on_co
         ("compat", "", "queued"),
     ]
     assert published == []  # still nothing: the transaction had not committed
-    assert len(callbacks) == 1
-    callbacks[0]()
+    assert len(callbacks) == 2  # the page cache's generation, and the send
+    for callback in callbacks:
+        callback()
     assert [list(m["args"]) for m in published] == [[run.pk] for run in runs]
     assert {m["task"] for m in published} == {"probes.tasks.probe_run_task"}
     assert all(m["kwargs"] == {} for m in published)
@@ -149,7 +150,7 @@ def test_finished_runs_are_not_claimed_and_hopeless_ones_are_given_up():
     assert probe_run_claim(run_id=done.pk, worker="w").outcome is RunExecution.ALREADY_FINISHED
     dying = ProbeRunFactory(
         status=ProbeRun.Status.RUNNING,
-        attempts=settings.PROBE_RUN_MAX_ATTEMPTS,
+        attempts=settings.RUN_MAX_ATTEMPTS,
         lease_expires_at=timezone.now() - dt.timedelta(seconds=1),
     )
     assert probe_run_claim(run_id=dying.pk, worker="w").outcome is RunExecution.GAVE_UP
@@ -221,16 +222,16 @@ def test_recovery_resends_dead_and_forgotten_runs_and_gives_up_on_hopeless_ones(
     past = now - dt.timedelta(seconds=1)
     dead = ProbeRunFactory(status=ProbeRun.Status.RUNNING, attempts=1, lease_expires_at=past)
     hopeless = ProbeRunFactory(
-        status=ProbeRun.Status.RUNNING, attempts=settings.PROBE_RUN_MAX_ATTEMPTS, lease_expires_at=past
+        status=ProbeRun.Status.RUNNING, attempts=settings.RUN_MAX_ATTEMPTS, lease_expires_at=past
     )
     alive = ProbeRunFactory(status=ProbeRun.Status.RUNNING, attempts=1, lease_expires_at=now + dt.timedelta(minutes=1))
     forgotten = ProbeRunFactory(status=ProbeRun.Status.QUEUED)
     ancient = ProbeRunFactory(status=ProbeRun.Status.QUEUED)
     fresh = ProbeRunFactory(status=ProbeRun.Status.QUEUED)
-    stale = now - dt.timedelta(seconds=settings.PROBE_RUN_STALE_QUEUED_SECONDS + 5)
+    stale = now - dt.timedelta(seconds=settings.RUN_LEASE_SECONDS + 5)
     ProbeRun.objects.filter(pk=forgotten.pk).update(updated_at=stale)
     ProbeRun.objects.filter(pk=ancient.pk).update(
-        updated_at=stale, queued_at=now - dt.timedelta(seconds=settings.PROBE_RUN_MAX_AGE_SECONDS + 5)
+        updated_at=stale, queued_at=now - dt.timedelta(seconds=settings.RUN_MAX_AGE_SECONDS + 5)
     )
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -318,7 +319,7 @@ def test_beat_schedule_names_real_tasks_and_drops_stale_copies():
     assert isinstance(speed, crontab) and speed.hour == set(range(0, 24, 3))
     for name in ("probes-recover-runs", "lab-recover-sweeps"):
         # Once per lease: an abandoned run is re-sent within two leases (docs/operations.md).
-        assert schedule[name]["schedule"] == settings.PROBE_RUN_LEASE_SECONDS
+        assert schedule[name]["schedule"] == settings.RUN_LEASE_SECONDS
         assert schedule[name]["options"]["expires"] < schedule[name]["schedule"]
 
 
@@ -328,5 +329,4 @@ def test_time_limits_fit_inside_the_broker_visibility_timeout():
     visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
     assert probe_run_task.acks_late and probe_run_task.reject_on_worker_lost
     assert probe_run_task.soft_time_limit < probe_run_task.time_limit < visibility
-    assert settings.PROBE_RUN_BUSY_RETRY_SECONDS + 2 < visibility
-    assert settings.PROBE_RUN_LEASE_SECONDS < settings.PROBE_RUN_STALE_QUEUED_SECONDS
+    assert settings.RUN_BUSY_RETRY_SECONDS + 2 < visibility

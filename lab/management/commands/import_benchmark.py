@@ -89,6 +89,8 @@ class Command(BaseCommand):
         skipped = (run.card or {}).get("skipped_benchmarks")
         if skipped:
             self.stdout.write(f"Left out: {', '.join(skipped)}")
+        for refused in (run.card or {}).get("refused_figures", []):
+            self.stdout.write(f"Warning: refused {refused['field']} = {refused['value']!r}: {refused['reason']}")
 
     def _read(self, name: str) -> bytes:
         if name == "-":

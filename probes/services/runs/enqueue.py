@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 
 import probe_client
+from core.cache import generation_bump
 from core.exceptions import ApplicationError
 from probes.models import ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_targets_due, probe_targets_not_configured
@@ -91,6 +92,7 @@ def probe_runs_create(
     max_tokens: int | None = None,
 ) -> list[ProbeRun]:
     """Queued runs, one per speed workload plus one compat run; nothing is sent anywhere."""
+    generation_bump()
     suites, names, concurrency, requests = _validated(
         suites=suites, workloads=workloads, concurrency=concurrency, requests=requests, max_tokens=max_tokens
     )

@@ -251,6 +251,7 @@ def probe_run_record(*, run_id: int, attempt: int, outcome: SuiteOutcome, snapsh
         owned.finished_at = now
         owned.lease_expires_at = None
         owned.save()
+        page_cache.generation_bump()
     return True
 
 
@@ -274,7 +275,7 @@ def _mark_not_configured(run: ProbeRun, *, worker: str) -> bool:
         )
     )
     if marked:
-        page_cache.generation_bump_on_commit()
+        page_cache.generation_bump()
     return marked
 
 
