@@ -46,8 +46,7 @@ def changes_save(changes: Iterable[Change]) -> list[Change]:
     changes = list(changes)
     if changes:
         Change.objects.bulk_create(changes)
-        # bulk_create sends no post_save, which is what moves the page cache's generation otherwise.
-        page_cache.generation_bump_on_commit()
+        page_cache.generation_bump()
     return changes
 
 
