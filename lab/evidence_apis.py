@@ -55,8 +55,9 @@ class PointSerializer(serializers.Serializer):
     headline_value = serializers.FloatField(allow_null=True, help_text="This point's figure named by the series' "
                                             "`headline`.")
     request_rate = serializers.FloatField(allow_null=True, help_text="Requests/s achieved.")
-    tps_per_user = serializers.FloatField(allow_null=True, help_text="1000 / TPOT (median, else mean).")
-    ttft_ms = FiguresSerializer()
+    tps_per_user = serializers.FloatField(allow_null=True, help_text="1000 / TPOT (median, else mean); in a burst it "
+                                          "leaves out the wait in the queue.")
+    ttft_ms = FiguresSerializer(help_text="In a burst (every prompt at once), mostly time spent queued.")
     tpot_ms = FiguresSerializer()
     itl_ms = FiguresSerializer()
     e2e_ms = FiguresSerializer()
