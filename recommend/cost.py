@@ -209,7 +209,8 @@ def _hosted(*, model: str, ratio: float | None, slo: Slo) -> list[HostedCost]:
                                 latency_label=found.latency_label)
         costs.append((price, hosted_cost(provider=price.tool_name, input_usd_per_mtok=price.input_usd_per_mtok,
                                          output_usd_per_mtok=price.output_usd_per_mtok, input_per_output=ratio,
-                                         speed=speed, slo=slo)))
+                                         speed=speed, slo=slo, price_source=price.source,
+                                         price_verified_on=price.verified_on)))
     return [cost for _, cost in sorted(costs, key=lambda pair: (pair[1].usd_per_million_output_tokens,
                                                                  pair[0].tool))]
 
@@ -359,6 +360,7 @@ def _hosted_row(group: CostGroup, cost: HostedCost) -> dict:
         "publisher": speed.publisher if speed else "", "publisher_url": speed.url if speed else "",
         "observed_on": speed.observed_on if speed else None,
         "meets_slo": cost.meets_slo,
+        "price_source": cost.price_source, "price_verified_on": cost.price_verified_on,
     }
 
 

@@ -63,6 +63,8 @@ class HostedRowSerializer(serializers.Serializer):
     publisher_url = serializers.CharField()
     observed_on = serializers.CharField(allow_null=True)
     meets_slo = serializers.BooleanField(allow_null=True, help_text="Null: a figure a target needs is not reported.")
+    price_source = serializers.CharField(help_text="The catalog source of the per-token price.")
+    price_verified_on = serializers.CharField(allow_null=True)
 
 
 class AnswerSerializer(serializers.Serializer):
