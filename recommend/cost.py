@@ -76,7 +76,8 @@ def _offer(path: Path, position: int, row: dict) -> GpuOffer:
 
 
 @functools.cache
-def _gpu_offers(fixtures_dir: Path) -> tuple[GpuOffer, ...]:
+def gpu_offer_table(fixtures_dir: Path) -> tuple[GpuOffer, ...]:
+    """Every offer of the fixture in `fixtures_dir`, checked: FixtureError names a row missing a field."""
     path = fixtures_dir / GPU_PRICES_FIXTURE
     rows = (read_yaml(path) or {}).get("gpu_prices") or []
     return tuple(_offer(path, position, row) for position, row in enumerate(rows))
@@ -84,7 +85,7 @@ def _gpu_offers(fixtures_dir: Path) -> tuple[GpuOffer, ...]:
 
 def gpu_offers(*, hardware: str) -> list[GpuOffer]:
     """The sourced on-demand offers for one GPU of `hardware`, cheapest first (none: no default price)."""
-    offers = [offer for offer in _gpu_offers(default_fixtures_dir()) if offer.hardware == hardware]
+    offers = [offer for offer in gpu_offer_table(default_fixtures_dir()) if offer.hardware == hardware]
     return sorted(offers, key=lambda offer: (offer.usd_per_gpu_hour, offer.provider))
 
 
