@@ -76,7 +76,8 @@ def _offer(path: Path, position: int, row: dict) -> GpuOffer:
 
 
 @functools.cache
-def _gpu_offers(fixtures_dir: Path) -> tuple[GpuOffer, ...]:
+def gpu_offer_table(fixtures_dir: Path) -> tuple[GpuOffer, ...]:
+    """Every offer of the fixture in `fixtures_dir`, checked: FixtureError names a row missing a field."""
     path = fixtures_dir / GPU_PRICES_FIXTURE
     rows = (read_yaml(path) or {}).get("gpu_prices") or []
     return tuple(_offer(path, position, row) for position, row in enumerate(rows))
@@ -84,7 +85,7 @@ def _gpu_offers(fixtures_dir: Path) -> tuple[GpuOffer, ...]:
 
 def gpu_offers(*, hardware: str) -> list[GpuOffer]:
     """The sourced on-demand offers for one GPU of `hardware`, cheapest first (none: no default price)."""
-    offers = [offer for offer in _gpu_offers(default_fixtures_dir()) if offer.hardware == hardware]
+    offers = [offer for offer in gpu_offer_table(default_fixtures_dir()) if offer.hardware == hardware]
     return sorted(offers, key=lambda offer: (offer.usd_per_gpu_hour, offer.provider))
 
 
@@ -209,7 +210,8 @@ def _hosted(*, model: str, ratio: float | None, slo: Slo) -> list[HostedCost]:
                                 latency_label=found.latency_label)
         costs.append((price, hosted_cost(provider=price.tool_name, input_usd_per_mtok=price.input_usd_per_mtok,
                                          output_usd_per_mtok=price.output_usd_per_mtok, input_per_output=ratio,
-                                         speed=speed, slo=slo)))
+                                         speed=speed, slo=slo, price_source=price.source,
+                                         price_verified_on=price.verified_on)))
     return [cost for _, cost in sorted(costs, key=lambda pair: (pair[1].usd_per_million_output_tokens,
                                                                  pair[0].tool))]
 
@@ -359,6 +361,7 @@ def _hosted_row(group: CostGroup, cost: HostedCost) -> dict:
         "publisher": speed.publisher if speed else "", "publisher_url": speed.url if speed else "",
         "observed_on": speed.observed_on if speed else None,
         "meets_slo": cost.meets_slo,
+        "price_source": cost.price_source, "price_verified_on": cost.price_verified_on,
     }
 
 

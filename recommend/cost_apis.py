@@ -15,10 +15,11 @@ from recommend.cost import CostError, cost_as_dict, cost_groups, cost_query
 class CostQuerySerializer(serializers.Serializer):
     model = serializers.SlugField(help_text="A model's slug (/api/v1/models/), e.g. gpt-oss-120b.")
     hardware = serializers.SlugField(help_text="A hardware spec's slug (/api/v1/hardware/specs/).")
-    gpu_count = serializers.IntegerField(required=False, help_text="Only evidence on this many GPUs; every count "
-                                                                   "when left out.")
-    gpu_hour_usd = serializers.FloatField(required=False, help_text="Price of one GPU per hour; the lowest sourced "
-                                                                    "on-demand offer for the hardware when left out.")
+    gpu_count = serializers.IntegerField(required=False, max_value=4096,
+                                         help_text="Only evidence on this many GPUs; every count when left out.")
+    gpu_hour_usd = serializers.FloatField(required=False, max_value=10_000,
+                                          help_text="Price of one GPU per hour; the lowest sourced on-demand offer "
+                                          "for the hardware when left out.")
     max_ttft_ms = serializers.FloatField(required=False, help_text="Target: time to first token p50 at most (ms).")
     min_tokens_per_user = serializers.FloatField(required=False, help_text="Target: tokens/s per user at least.")
 
@@ -64,6 +65,8 @@ class HostedRowSerializer(serializers.Serializer):
     publisher_url = serializers.CharField()
     observed_on = serializers.CharField(allow_null=True)
     meets_slo = serializers.BooleanField(allow_null=True, help_text="Null: a figure a target needs is not reported.")
+    price_source = serializers.CharField(help_text="The catalog source of the per-token price.")
+    price_verified_on = serializers.CharField(allow_null=True)
 
 
 class AnswerSerializer(serializers.Serializer):

@@ -14,7 +14,7 @@ class CostForm(forms.Form):
     gpu_count = forms.IntegerField(label="GPUs (optional: every count the evidence has)", required=False,
                                    min_value=1, max_value=4096)
     gpu_hour_usd = forms.FloatField(
-        label="Price of one GPU per hour (USD)", required=False,
+        label="Price of one GPU per hour (USD)", required=False, max_value=10_000,
         help_text="Left empty: the lowest sourced on-demand price for the hardware, named below.",
     )
     max_ttft_ms = forms.FloatField(label="Time to first token p50 at most (ms, optional)", required=False)

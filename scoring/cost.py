@@ -253,6 +253,9 @@ class HostedCost:
     usd_per_million_output_tokens: float
     speed: HostedSpeed | None
     meets_slo: bool | None
+    # Where the per-token price comes from, and the day it was checked.
+    price_source: str = ""
+    price_verified_on: str | None = None
 
 
 def hosted_usd_per_million_output(*, input_usd_per_mtok: float, output_usd_per_mtok: float,
@@ -262,7 +265,8 @@ def hosted_usd_per_million_output(*, input_usd_per_mtok: float, output_usd_per_m
 
 
 def hosted_cost(*, provider: str, input_usd_per_mtok: float, output_usd_per_mtok: float, input_per_output: float,
-                speed: HostedSpeed | None, slo: Slo) -> HostedCost:
+                speed: HostedSpeed | None, slo: Slo, price_source: str = "",
+                price_verified_on: str | None = None) -> HostedCost:
     """The provider's bill at the workload's mix, and whether its reported figures meet the SLO (None: a figure
     a target needs was not reported; the provider's single-stream output speed stands for tok/s per user)."""
     meets = slo.met_by(ttft_ms=speed.latency_ms if speed else None,
@@ -272,5 +276,5 @@ def hosted_cost(*, provider: str, input_usd_per_mtok: float, output_usd_per_mtok
         usd_per_million_output_tokens=hosted_usd_per_million_output(
             input_usd_per_mtok=input_usd_per_mtok, output_usd_per_mtok=output_usd_per_mtok,
             input_per_output=input_per_output),
-        speed=speed, meets_slo=meets,
+        speed=speed, meets_slo=meets, price_source=price_source, price_verified_on=price_verified_on,
     )

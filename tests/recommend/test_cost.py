@@ -6,14 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from lab.models import SweepRun
-from recommend.cost import gpu_offers
+from recommend.cost import gpu_offer_table, gpu_offers
 from tests.factories import HardwareSpecFactory, LanguageModelFactory, SweepLevelFactory, SweepRunFactory, ToolFactory
 from tests.simulator import start_simulator
 
@@ -237,3 +239,14 @@ def test_evidence_model_and_wizard_pages_link_to_the_cost_page(loaded_catalog, c
     assert client.get("/cost/?model=gpt-oss-120b").status_code == 200
     wizard = client.get("/recommend/?hardware=nvidia_hopper_node&deployment=production&concurrency=64").content
     assert b'data-cost-link' in wizard and b'href="/cost/?model=gpt-oss-120b&amp;hardware=nvidia-h100-sxm"' in wizard
+
+
+def test_every_gpu_price_is_for_catalog_hardware_and_sourced():
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    slugs = {spec["slug"] for spec in yaml.safe_load((root / "catalog" / "hardware_specs.yaml").read_text())[
+        "hardware_specs"]}
+    offers = gpu_offer_table(root)
+    assert offers and {offer.hardware for offer in offers} <= slugs
+    for offer in offers:
+        assert offer.usd_per_gpu_hour > 0 and offer.url.startswith("https://") and offer.read_via.startswith("https://")
+        assert offer.observed_on <= offer.verified_on
