@@ -146,7 +146,8 @@ def with_match_reasons(tools: Iterable[Tool], query: str) -> list[Tool]:
 
 def catalog_search(*, query: str) -> dict[str, list[tuple[Any, search.Match]]]:
     """The models and hardware devices matching `query`, best first, each with its Match (tools: tool_list's
-    `q`). Models come with the tools serving them (`offerings`), devices with their hardware family."""
+    `q`). Models come with the hosted providers serving them (`providers`) and the other tools running them
+    (`runners`), devices with their hardware family."""
     documents = search_documents()
     found: dict[str, list[tuple[Any, search.Match]]] = {}
     for kind, queryset in (
@@ -157,6 +158,10 @@ def catalog_search(*, query: str) -> dict[str, list[tuple[Any, search.Match]]]:
         matches = search.rank(documents[kind], query)
         rows = queryset.in_bulk(list(matches)) if matches else {}
         found[kind] = [(rows[key], match) for key, match in matches.items() if key in rows]
+    for model, _ in found["models"]:
+        tools = [offering.tool for offering in model.offerings.all()]
+        model.providers = [tool for tool in tools if tool.kind == Tool.Kind.PROVIDER]
+        model.runners = [tool for tool in tools if tool.kind != Tool.Kind.PROVIDER]
     return found
 
 
