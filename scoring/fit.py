@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from scoring.errors import InputError
+
 GIB = 2**30
 GB = 1e9
 ENGINE_RESERVED_FRACTION = 0.10
@@ -210,10 +212,8 @@ MODEL_PRESETS: tuple[ModelPreset, ...] = (
 MODEL_PRESETS_BY_SLUG = {preset.slug: preset for preset in MODEL_PRESETS}
 
 
-class FitError(ValueError):
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
-        self.errors = errors
+# The name recommend/ imports the error by.
+FitError = InputError
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ class FitInput:
                 f"(its config.json); {self.context_tokens:,} is longer. Enter {self.max_context_tokens:,} or less."
             )
         if errors:
-            raise FitError(errors)
+            raise InputError(errors)
 
     @property
     def splits_experts(self) -> bool:
