@@ -1,9 +1,8 @@
-"""The fixture loader engine and the registry of every app's loader.
+"""The fixture loader engine.
 
-Each app that ships fixture files registers one loader in its ``AppConfig.ready`` with
-:func:`fixture_loader_register`, naming the loaders whose rows it points at; :func:`load_all` (run by
-``manage.py load_catalog``) calls them in that dependency order inside one transaction, so a bad row in
-any file leaves the database as it was.
+Each app that ships fixture files has one loader, named in ``settings.FIXTURE_LOADERS`` in the order they run;
+:func:`load_all` (run by ``manage.py load_catalog``) calls them in that order inside one transaction, so a bad
+row in any file leaves the database as it was.
 
 Apps whose fixtures are sections of YAML rows (the catalog) describe each section with a :class:`Spec`
 and let :class:`SpecLoader` upsert the rows by natural key; apps with a single small file write their own
@@ -20,8 +19,9 @@ from typing import Any
 
 import yaml
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
+from django.utils.module_loading import import_string
 
 from core.cache import generation_bump
 from core.models import AuditEntry
@@ -137,68 +137,22 @@ def _as_stored(model_field: models.Field, value: Any) -> Any:
     return value
 
 
-# --- the registry ---------------------------------------------------------------------------
-
-LoadFunction = Callable[..., Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class FixtureLoader:
-    """One app's loader: ``load(fixtures_dir=..., options=...)`` returns ``{section: counts}``; ``after`` names
-    the loaders whose rows this one refers to."""
-
-    name: str
-    load: LoadFunction
-    after: tuple[str, ...] = ()
-
-
-_LOADERS: dict[str, FixtureLoader] = {}
-
-
-def fixture_loader_register(*, name: str, load: LoadFunction, after: tuple[str, ...] = ()) -> None:
-    """Register (or replace, when an app is set up again) the loader called ``name``."""
-    _LOADERS[name] = FixtureLoader(name=name, load=load, after=tuple(after))
-
-
-def fixture_loaders_ordered(loaders: Mapping[str, FixtureLoader] | None = None) -> list[FixtureLoader]:
-    """The loaders, each after every loader it names in ``after``; otherwise in registration order."""
-    loaders = _LOADERS if loaders is None else loaders
-    ordered: list[FixtureLoader] = []
-    state: dict[str, str] = {}
-
-    def visit(name: str, wanted_by: str) -> None:
-        if name not in loaders:
-            raise ImproperlyConfigured(
-                f"fixture loader {wanted_by!r} runs after {name!r}, which is not registered"
-            )
-        if state.get(name) == "done":
-            return
-        if state.get(name) == "visiting":
-            raise ImproperlyConfigured(f"fixture loaders {name!r} and {wanted_by!r} wait for each other")
-        state[name] = "visiting"
-        for dependency in loaders[name].after:
-            visit(dependency, name)
-        state[name] = "done"
-        ordered.append(loaders[name])
-
-    for name in loaders:
-        visit(name, name)
-    return ordered
+# --- every app's fixtures ----------------------------------------------------------------
 
 
 def load_all(
     *, fixtures_dir: Path | None = None, options: LoadOptions | None = None
 ) -> dict[str, Mapping[str, Any]]:
-    """Every registered loader in dependency order, in one transaction; returns ``{loader: counts}``. What the
-    load changed in existing rows (and kept, with `keep_edits`) is left in `options`."""
+    """Every loader of ``settings.FIXTURE_LOADERS`` in its order, in one transaction; returns ``{loader: counts}``.
+    What the load changed in existing rows (and kept, with `keep_edits`) is left in `options`."""
     fixtures_dir = Path(fixtures_dir) if fixtures_dir is not None else default_fixtures_dir()
     options = options or LoadOptions()
     with transaction.atomic():
         # The first load into a database sets its starting state: what it writes is not a change of anything.
         baseline = not AuditEntry.objects.filter(username=LOADER_NAME, user=None).exists()
         generation_bump()
-        results = {loader.name: loader.load(fixtures_dir=fixtures_dir, options=options)
-                   for loader in fixture_loaders_ordered()}
+        results = {name: import_string(load)(fixtures_dir=fixtures_dir, options=options)
+                   for name, load in settings.FIXTURE_LOADERS.items()}
         AuditEntry.objects.bulk_create(options.audit)
         if not baseline:
             audit_entries_observe(entries=options.audit)

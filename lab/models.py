@@ -5,17 +5,15 @@ from django.utils import timezone
 
 from catalog.models import HardwareSpec, LanguageModel, Tool
 from core.models import LeasedRun
+from probe_client.sweep import IMPORT_FORMATS
 from probes.models import ProbeTarget
 
 OWN_TOOL = "inference-atlas"
-# The peer tools whose result files the lab imports, by the name a run records.
-IMPORT_TOOLS = {"vllm-bench-serve": "vLLM bench serve", "sglang-bench-serving": "SGLang bench_serving",
-                "guidellm": "GuideLLM", "aiperf": "NVIDIA AIPerf"}
 # Tools publishers name that the lab does not import files of.
 PUBLISHED_TOOLS = {"benchmark-serving-py": "vLLM benchmark_serving.py", "trtllm-bench": "TensorRT-LLM trtllm-bench",
                    "genai-perf": "NVIDIA GenAI-Perf", "own-script": "the publisher's own script",
                    "not-stated": "a tool the publisher does not name"}
-SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_TOOLS, **PUBLISHED_TOOLS}
+SOURCE_TOOL_LABELS = {OWN_TOOL: "Inference Atlas", **IMPORT_FORMATS, **PUBLISHED_TOOLS}
 
 
 class LoadMode(models.TextChoices):

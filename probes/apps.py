@@ -7,13 +7,9 @@ class ProbesConfig(AppConfig):
 
     def ready(self) -> None:
         from catalog.extensions import tool_detail_field_register
-        from core.loading import fixture_loader_register
         from probes.apis import MeasurementSummaryOutputSerializer
-        from probes.loading import load
         from probes.selectors.api import measurement_summary_list
 
-        # Probe targets name catalog tools.
-        fixture_loader_register(name="probes", load=load, after=("catalog",))
         tool_detail_field_register(
             name="measurement_summaries",
             field=lambda source: MeasurementSummaryOutputSerializer(

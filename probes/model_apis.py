@@ -1,7 +1,7 @@
 """/api/v1/models/ and /api/v1/models/<slug>/: the model pages as JSON and CSV, row for row in the pages' order.
 
-Reads come from probes.selectors.models, the read model the HTML pages use, so a page and its API cannot
-disagree. Both are lists (`?format=csv` renders `results`): the model index, and one model's tools.
+Reads come from probes.selectors.language_models, the read model the HTML pages use, so a page and its API
+cannot disagree. Both are lists (`?format=csv` renders `results`): the model index, and one model's tools.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from catalog.selectors import BLENDED_QUANTUM
 from core.apis import ListApi, list_envelope, list_response, select_or_404
 from core.cache import cached_get
 from core.decimals import decimal_text
-from probes.selectors.models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
+from probes.selectors.language_models import Figure, ModelListRow, OfferingRow, model_comparison_get, model_list
 from scoring.vocabulary import OUTPUT_SPEED, TTFAT, TTFT
 
 TAG_MODELS = "models"

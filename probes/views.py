@@ -13,8 +13,13 @@ from probe_client.config import api_key_env_error
 from probes.selectors import dashboards
 from probes.selectors.cells import STALE_AFTER_PARALLEL, STALE_AFTER_SINGLE_STREAM
 from probes.selectors.dashboards import ENGINES, PROVIDERS
+from probes.selectors.language_models import (
+    model_comparison_get,
+    model_comparisons,
+    model_list,
+    reported_engine_figures,
+)
 from probes.selectors.methodology import buffered_share_percent, freshness_report, probe_schedule, probe_workloads
-from probes.selectors.models import model_comparison_get, model_comparisons, model_list, reported_engine_figures
 from scoring.figures import PUBLISHER_PRECEDENCE
 from scoring.vocabulary import HEADLINE_METRICS, MEASURED_OUTCOMES, OUTPUT_SPEED, PAGE_METRICS, TTFT
 

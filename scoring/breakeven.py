@@ -11,16 +11,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from scoring.errors import InputError
+
 HOURS_PER_MONTH = 730
 DAYS_PER_MONTH = HOURS_PER_MONTH / 24
 SECONDS_PER_DAY = 86_400
 MAX_TOKENS_PER_DAY = 10**13
 
 
-class BreakEvenError(ValueError):
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
-        self.errors = errors
+# The name recommend/ imports the error by.
+BreakEvenError = InputError
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Workload:
         if not (0 < self.utilisation <= 1) or not math.isfinite(self.utilisation):
             errors["utilisation"] = "Must be above 0 and at most 1."
         if errors:
-            raise BreakEvenError(errors)
+            raise InputError(errors)
 
     @property
     def busy_seconds_per_day(self) -> float:
@@ -129,7 +129,7 @@ def provider_costs(workload: Workload, prices: list[TokenPrice]) -> list[Provide
 def gpu_costs(workload: Workload, gpus: list[GpuPrice], *, gpu_count: int,
               providers: list[ProviderCost]) -> list[GpuCost]:
     if gpu_count < 1:
-        raise BreakEvenError({"gpu_count": "Must be at least 1."})
+        raise InputError({"gpu_count": "Must be at least 1."})
     cheapest = providers[0] if providers else None
     results = []
     for gpu in gpus:

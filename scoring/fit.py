@@ -38,6 +38,8 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from scoring.errors import InputError
+
 GIB = 2**30
 GB = 1e9
 ENGINE_RESERVED_FRACTION = 0.10
@@ -302,10 +304,8 @@ PRESETS_BY_CATALOG_MODEL = {model: preset for preset in MODEL_PRESETS for model 
 LINEAR_STATE_BYTES = 2.0
 
 
-class FitError(ValueError):
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
-        self.errors = errors
+# The name recommend/ imports the error by.
+FitError = InputError
 
 
 @dataclass(frozen=True)
@@ -379,7 +379,7 @@ class FitInput:
         if self.sliding_layers + self.linear_layers > self.layers or (self.sliding_layers and not self.sliding_window):
             errors["layers"] = "Sliding-window and linear-attention layers must be among the layers, with a window."
         if errors:
-            raise FitError(errors)
+            raise InputError(errors)
 
     @property
     def full_attention_layers(self) -> int:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from scoring.errors import InputError
 from scoring.vocabulary import COMPAT_CHECK_CHOICES
 
 
@@ -133,12 +134,8 @@ def values_of(choices: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     return tuple(value for value, _ in choices)
 
 
-class ProfileError(ValueError):
-    """Invalid profile values, keyed by field name so forms and the API can name the field."""
-
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
-        self.errors = errors
+# The name recommend/ imports the error by.
+ProfileError = InputError
 
 
 @dataclass(frozen=True)
@@ -184,7 +181,7 @@ class Profile:
         if unknown_needs:
             errors["needs"] = f"Unknown check names: {', '.join(unknown_needs)}."
         if errors:
-            raise ProfileError(errors)
+            raise InputError(errors)
 
     @property
     def serves_many(self) -> bool:

@@ -105,6 +105,15 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=DATABASE_CONNECT_TIMEOUT_SECONDS)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# The fixture loaders `manage.py load_catalog` runs, in this order, in one transaction: the catalog first, since
+# the rows of the others name catalog tools, models, hardware and sources.
+FIXTURE_LOADERS = {
+    "catalog": "catalog.loading.load_counts",
+    "probes": "probes.loading.load",
+    "lab": "lab.loading.load",
+    "recommend": "recommend.loading.load",
+}
+
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {

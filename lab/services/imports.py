@@ -13,12 +13,12 @@ from django.utils import timezone
 from catalog.models import HardwareSpec, Tool
 from core.cache import generation_bump
 from core.exceptions import ApplicationError
-from lab.models import IMPORT_TOOLS, SweepLevel, SweepRun
+from lab.models import SweepLevel, SweepRun
 from lab.services.card import sweep_changes
 from lab.services.plan import valid_hardware_count, valid_hourly_price, valid_workload, workload_key
 from lab.services.record import NUMBER_FIELDS, PERCENTILE_FIELDS, level_fields
 from probe_client.secrets import MAX_TEXT, scrub
-from probe_client.sweep import ResultFileError, cost_per_million, find_knee, parse_result_file
+from probe_client.sweep import IMPORT_FORMATS, ResultFileError, cost_per_million, find_knee, parse_result_file
 from probes.models import ProbeTarget
 
 
@@ -96,9 +96,9 @@ def sweep_import_create(
     tok/s and no cost of its own.
     """
     generation_bump()
-    if source_tool not in IMPORT_TOOLS:
+    if source_tool not in IMPORT_FORMATS:
         raise ApplicationError(
-            f"source_tool must be one of {', '.join(IMPORT_TOOLS)}.", fields={"source_tool": [f"One of {', '.join(IMPORT_TOOLS)}."]}
+            f"source_tool must be one of {', '.join(IMPORT_FORMATS)}.", fields={"source_tool": [f"One of {', '.join(IMPORT_FORMATS)}."]}
         )
     if not isinstance(card, dict):
         raise ApplicationError("card must be an object.", fields={"card": ["An object."]})
@@ -114,7 +114,7 @@ def sweep_import_create(
         tool = target.tool
     price = valid_hourly_price(hourly_price_usd)
     stored_workload = parsed_workload.to_dict()
-    full_card = {**scrub(card, ""), "tool": source_tool, "tool_label": IMPORT_TOOLS[source_tool],
+    full_card = {**scrub(card, ""), "tool": source_tool, "tool_label": IMPORT_FORMATS[source_tool],
                  "workload": stored_workload, "flags": flags}
     if hardware is not None:
         full_card["hardware"] = {"slug": hardware.slug, "name": hardware.name, "count": hardware_count}

@@ -50,7 +50,9 @@ MAX_RESULT_ROWS = 1_000
 # Pasted output of a sweep is a few hundred lines, progress bars included.
 MAX_RESULT_LINES = 100_000
 MAX_CONSOLE_LINE_BYTES = 1024 * 1024
-IMPORT_FORMATS = ("vllm-bench-serve", "sglang-bench-serving", "guidellm", "aiperf")
+# The peer tools whose result files are read, by the name a run records, with the name people know them by.
+IMPORT_FORMATS = {"vllm-bench-serve": "vLLM bench serve", "sglang-bench-serving": "SGLang bench_serving",
+                  "guidellm": "GuideLLM", "aiperf": "NVIDIA AIPerf"}
 
 
 class ResultFileError(ValueError):

@@ -7,7 +7,7 @@ come from.
 from django import template
 
 from catalog.models import Tool
-from probes.selectors.models import COLUMN_METRICS, model_comparisons
+from probes.selectors.language_models import COLUMN_METRICS, model_comparisons
 from probes.selectors.tool_measurements import tool_measurements
 
 register = template.Library()

@@ -3,7 +3,7 @@ the table is the chart."""
 import pytest
 from django.core.management import call_command
 
-from probes.selectors.models import model_comparison_get
+from probes.selectors.language_models import model_comparison_get
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from catalog.loading import load
 from catalog.models import ReportedFigure, Tool
-from probes.selectors.models import MEASURED, _choose_columns, model_comparison_get
+from probes.selectors.language_models import MEASURED, _choose_columns, model_comparison_get
 from tests.probes.test_model_pages import _page
 
 pytestmark = pytest.mark.django_db

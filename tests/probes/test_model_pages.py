@@ -13,7 +13,7 @@ from django.urls import reverse
 from catalog.loading import load
 from catalog.models import ModelOffering, PriceItem, ReportedFigure, Source, Tool
 from probes.models import ProbeRun
-from probes.selectors.models import MEASURED, REPORTED, model_comparison_get
+from probes.selectors.language_models import MEASURED, REPORTED, model_comparison_get
 from tests import factories
 from tests.probes.dashboard_data import make_measured_target
 

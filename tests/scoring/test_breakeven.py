@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from scoring.breakeven import (
     DAYS_PER_MONTH,
     HOURS_PER_MONTH,
-    BreakEvenError,
     GpuPrice,
     TokenPrice,
     Workload,
@@ -16,6 +15,7 @@ from scoring.breakeven import (
     gpu_costs,
     provider_costs,
 )
+from scoring.errors import InputError
 
 GROQ = TokenPrice("groq", "Groq", "gpt-oss-120b", 0.15, 0.60, "seed 002", "2026-10-19")
 CEREBRAS = TokenPrice("cerebras", "Cerebras", "gpt-oss-120b", 0.35, 0.75, "seed 002", "2026-10-19")
@@ -69,6 +69,6 @@ def test_at_the_break_even_volume_both_bills_are_equal(daily_in, daily_out, hour
     ({"input_tokens_per_day": 5, "output_tokens_per_day": 5, "utilisation": 1.5}, "utilisation"),
 ])
 def test_invalid_workloads_name_the_field(values, field):
-    with pytest.raises(BreakEvenError) as caught:
+    with pytest.raises(InputError) as caught:
         Workload(**values)
     assert field in caught.value.errors

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scoring.errors import InputError
 from scoring.fit import (
     MODEL_PRESETS,
     MODEL_PRESETS_BY_SLUG,
     WEIGHT_FORMATS_BY_SLUG,
-    FitError,
     FitInput,
     calculate,
     decode_ceiling,
@@ -84,7 +84,7 @@ def test_largest_context_and_concurrency_on_a_24_gib_card_by_hand():
 
 
 def test_a_context_beyond_the_models_maximum_is_refused_with_a_message():
-    with pytest.raises(FitError) as caught:
+    with pytest.raises(InputError) as caught:
         preset_input("llama-2-7b", "q4_k_m", context_tokens=8192)
 
     assert "at most 4,096 tokens" in caught.value.errors["context_tokens"]
@@ -200,7 +200,7 @@ def test_devices_pool_memory_and_bandwidth():
 @pytest.mark.parametrize(("field", "value"), [("params_b", 0), ("layers", -1), ("memory_gib", float("nan")),
                                               ("bandwidth_gb_s", 0), ("active_params_b", 500.0)])
 def test_invalid_inputs_name_the_field(field, value):
-    with pytest.raises(FitError) as caught:
+    with pytest.raises(InputError) as caught:
         dataclasses.replace(preset_input("llama-3.1-8b", "bf16"), **{field: value})
 
     assert field in caught.value.errors
