@@ -24,10 +24,11 @@ from recommend.selectors import (
 )
 from recommend.wizard import calculator_links, hardware_resolve, model_resolve
 from scoring import profile as choices
-from scoring.breakeven import BreakEvenError, Workload, gpu_costs, own_gpu_price, provider_costs
-from scoring.cost import CostError, Slo
-from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, FitError, calculate
-from scoring.profile import Profile, ProfileError
+from scoring.breakeven import Workload, gpu_costs, own_gpu_price, provider_costs
+from scoring.cost import Slo
+from scoring.errors import InputError
+from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, WEIGHT_FORMATS, calculate
+from scoring.profile import Profile
 from scoring.ranking import recommend
 
 
@@ -250,7 +251,7 @@ class RecommendationApi(Api):
             model = model_resolve(values.pop("model", None))
             hardware = hardware_resolve(hardware=values.pop("hardware"), gpu_count=values.pop("gpu_count", None))
             profile = Profile(**values, hardware=hardware.answer, devices=hardware.count)
-        except ProfileError as exc:
+        except InputError as exc:
             raise _field_errors(exc.errors) from exc
         answer = recommendation_as_dict(recommend(profile, catalog_data()))
         answer["published_evidence"] = published_evidence(
@@ -446,7 +447,7 @@ class FitApi(Api):
         specs = {spec.slug: spec for spec in hardware_spec_list()}
         try:
             spec = fit_input_from(query, specs=specs)
-        except FitError as exc:
+        except InputError as exc:
             raise _field_errors(exc.errors) from exc
         return Response(fit_as_dict(spec, calculate(spec)))
 
@@ -473,7 +474,7 @@ class BreakEvenQuerySerializer(serializers.Serializer):
             raise serializers.ValidationError({"hardware": f'No hardware spec with the slug "{attrs["hardware"]}".'})
         try:
             Slo(max_ttft_ms=attrs.get("max_ttft_ms"), min_tokens_per_user=attrs.get("min_tokens_per_user"))
-        except CostError as exc:
+        except InputError as exc:
             raise serializers.ValidationError(exc.errors) from exc
         return attrs
 
@@ -551,7 +552,7 @@ class BreakEvenApi(Api):
             workload = Workload(input_tokens_per_day=data["input_tokens_per_day"],
                                 output_tokens_per_day=data["output_tokens_per_day"],
                                 utilisation=data["utilisation"])
-        except BreakEvenError as exc:
+        except InputError as exc:
             raise _field_errors(exc.errors) from exc
         providers = provider_costs(workload, token_prices(model=model.slug)) if model else []
         offers = gpu_prices() + ([own_gpu_price(data["own_gpu_usd_per_hour"])] if data.get("own_gpu_usd_per_hour")

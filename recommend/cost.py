@@ -26,7 +26,6 @@ from scoring.breakeven import HOURS_PER_MONTH, ProviderCost, Workload, break_eve
 from scoring.cost import (
     NO_POINT_MEETS,
     CheapestAnswer,
-    CostError,
     CostSeries,
     HostedCost,
     HostedSpeed,
@@ -36,6 +35,7 @@ from scoring.cost import (
     cheapest_answer,
     hosted_cost,
 )
+from scoring.errors import InputError
 from scoring.ranking import reported_latency_evidence
 from scoring.vocabulary import model_slug
 
@@ -289,7 +289,7 @@ class CostQuery:
 
 def cost_query(*, model: str, hardware: str, gpu_count: int | None = None, gpu_hour_usd: float | None = None,
                max_ttft_ms: float | None = None, min_tokens_per_user: float | None = None) -> CostQuery:
-    """The question checked against the catalog; CostError names each field it refuses. Left out, the price is
+    """The question checked against the catalog; InputError names each field it refuses. Left out, the price is
     the lowest sourced offer for the hardware; with none, the asker must give one."""
     errors: dict[str, str] = {}
     found_model = LanguageModel.objects.filter(slug=model).first()
@@ -310,10 +310,10 @@ def cost_query(*, model: str, hardware: str, gpu_count: int | None = None, gpu_h
         errors["gpu_hour_usd"] = "Must be a positive number."
     try:
         slo = Slo(max_ttft_ms=max_ttft_ms, min_tokens_per_user=min_tokens_per_user)
-    except CostError as exc:
+    except InputError as exc:
         errors.update(exc.errors)
     if errors:
-        raise CostError(errors)
+        raise InputError(errors)
     return CostQuery(model=found_model, hardware=found_hardware, gpu_count=gpu_count,
                      gpu_hour_usd=offer.usd_per_gpu_hour if offer else gpu_hour_usd, offer=offer, slo=slo)
 
@@ -541,7 +541,7 @@ def break_even_carrying(*, model: str, hardware: str, gpu_count: int, gpu_hour_u
     try:
         query = cost_query(model=model, hardware=hardware, gpu_count=gpu_count, gpu_hour_usd=gpu_hour_usd,
                            max_ttft_ms=max_ttft_ms, min_tokens_per_user=min_tokens_per_user)
-    except CostError:
+    except InputError:
         return None
     groups = [group for group in cost_groups(model=model, hardware=hardware, gpu_count=gpu_count,
                                              gpu_hour_usd=query.gpu_hour_usd, slo=query.slo)

@@ -9,7 +9,8 @@ from rest_framework.response import Response
 
 from core.apis import ListApi, query_params
 from core.cache import cached_get
-from recommend.cost import CostError, cost_as_dict, cost_groups, cost_query
+from recommend.cost import cost_as_dict, cost_groups, cost_query
+from scoring.errors import InputError
 
 
 class CostQuerySerializer(serializers.Serializer):
@@ -104,7 +105,7 @@ class CostApi(ListApi):
     def get(self, request: Request) -> Response:
         try:
             query = cost_query(**query_params(CostQuerySerializer, request))
-        except CostError as exc:
+        except InputError as exc:
             raise serializers.ValidationError(exc.errors) from exc
         groups = cost_groups(model=query.model.slug, hardware=query.hardware.slug, gpu_count=query.gpu_count,
                              gpu_hour_usd=query.gpu_hour_usd, slo=query.slo)

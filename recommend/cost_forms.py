@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from django import forms
 
-from recommend.cost import CostError, cost_query
+from recommend.cost import cost_query
 from recommend.wizard import DEFAULT_MODEL
 from recommend.forms import DEFAULT_COST_HARDWARE
+from scoring.errors import InputError
 
 
 class CostForm(forms.Form):
@@ -43,7 +44,7 @@ class CostForm(forms.Form):
             return data
         try:
             self.query = cost_query(**{name: data.get(name) for name in self.fields})
-        except CostError as exc:
+        except InputError as exc:
             if set(exc.errors) == {"gpu_hour_usd"} and data.get("gpu_hour_usd") is None:
                 self.price_needed = exc.errors["gpu_hour_usd"]
                 return data

@@ -5,10 +5,11 @@ from django import forms
 
 from recommend.wizard import DEFAULT_MODEL, device_choices, hardware_resolve, model_choices
 from scoring import profile as choices
-from scoring.breakeven import BreakEvenError, Workload
+from scoring.breakeven import Workload
+from scoring.errors import InputError
 from scoring.fit import KV_CACHE_BYTES, MODEL_PRESETS, MODEL_PRESETS_BY_SLUG, WEIGHT_FORMATS, WEIGHT_FORMATS_BY_SLUG
-from scoring.fit import FitError, FitInput
-from scoring.profile import Profile, ProfileError
+from scoring.fit import FitInput
+from scoring.profile import Profile
 
 CUSTOM = "custom"
 
@@ -85,7 +86,7 @@ class WizardForm(forms.Form):
                 shared_prefixes=bool(data.get("shared_prefixes")), hosted_ok=bool(data.get("hosted_ok")),
                 needs=tuple(data.get("needs") or ()), **values,
             )
-        except ProfileError as exc:
+        except InputError as exc:
             for name, message in exc.errors.items():
                 self.add_error(name if name in self.fields else None, message)
         return data
@@ -170,7 +171,7 @@ class FitForm(forms.Form):
             return data
         try:
             self.fit_input = fit_input_from(data, specs=self.specs)
-        except FitError as exc:
+        except InputError as exc:
             for name, message in exc.errors.items():
                 self.add_error(name if name in self.fields else None, message)
         return data
@@ -210,7 +211,7 @@ def fit_input_from(data: dict, *, specs: dict) -> FitInput:
             else:
                 errors[name] = "Required for custom hardware."
     if errors:
-        raise FitError(errors)
+        raise InputError(errors)
     max_context = preset.max_context_tokens if as_preset else None
     native = as_preset and preset.native_format == weight_format
     return FitInput(
@@ -302,7 +303,7 @@ class BreakEvenForm(forms.Form):
                 input_tokens_per_day=data["input_tokens_per_day"], output_tokens_per_day=data["output_tokens_per_day"],
                 utilisation=data["utilisation"] / 100,
             )
-        except BreakEvenError as exc:
+        except InputError as exc:
             for name, message in exc.errors.items():
                 self.add_error(name if name in self.fields else None, message)
         return data

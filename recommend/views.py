@@ -26,6 +26,7 @@ from recommend.selectors import (
 )
 from scoring.breakeven import gpu_costs, own_gpu_price, provider_costs
 from recommend.wizard import calculator_links, class_devices, model_resolve
+from scoring.errors import InputError
 from scoring.fit import (
     APPLE_WIRED_LIMIT_SOURCE,
     APPLE_WORKING_SET_DEFAULT_SOURCE,
@@ -40,7 +41,6 @@ from scoring.fit import (
     VLLM_TENSOR_PARALLEL_RULE,
     WEIGHT_FORMATS,
     WEIGHT_FORMATS_BY_SLUG,
-    FitError,
     calculate,
     usable_memory_gib,
     weights_gib,
@@ -143,7 +143,7 @@ def rule_of_thumb_24gb(card) -> dict | None:
     values = {"model": RULE_OF_THUMB_70B_MODEL, "weight_format": fmt.slug, "hardware": card.slug}
     try:
         seventy = calculate(fit_input_from(values, specs={card.slug: card}))
-    except FitError:
+    except InputError:
         return None
     capacity = float(card.memory_gb)
     weights_34b = weights_gib(params_b=RULE_OF_THUMB_34B_PARAMS, bits_per_weight=fmt.bits_per_weight)

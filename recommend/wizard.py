@@ -10,8 +10,9 @@ from django.utils.http import urlencode
 
 from catalog.models import HardwareSpec
 from recommend.selectors import hardware_spec_list, language_models, priced_models
+from scoring.errors import InputError
 from scoring.fit import MODEL_PRESETS_BY_SLUG, PRESETS_BY_CATALOG_MODEL
-from scoring.profile import HARDWARE_CLASSES_BY_SLUG, MAX_DEVICES, ProfileError, hardware_class_of
+from scoring.profile import HARDWARE_CLASSES_BY_SLUG, MAX_DEVICES, hardware_class_of
 
 # The model the answer starts from when none is chosen: the one every provider in the catalog prices.
 DEFAULT_MODEL = "gpt-oss-120b"
@@ -42,21 +43,21 @@ def device_class(spec: HardwareSpec, count: int) -> str | None:
 
 
 def hardware_resolve(*, hardware: str, gpu_count: int | None) -> Hardware:
-    """A class slug or a catalog device slug; a bad value raises ProfileError naming the field."""
+    """A class slug or a catalog device slug; a bad value raises InputError naming the field."""
     if gpu_count is not None and not 1 <= gpu_count <= MAX_DEVICES:
-        raise ProfileError({"gpu_count": f"Must be between 1 and {MAX_DEVICES}."})
+        raise InputError({"gpu_count": f"Must be between 1 and {MAX_DEVICES}."})
     if hardware in HARDWARE_CLASSES_BY_SLUG:
         return Hardware(hardware, None, gpu_count or 0)
     spec = next((spec for spec in hardware_spec_list() if spec.slug == hardware), None)
     if spec is None:
-        raise ProfileError({"hardware": (
+        raise InputError({"hardware": (
             f"Unknown hardware {hardware!r}: give one of the wizard's answers "
             f"({', '.join(HARDWARE_CLASSES_BY_SLUG)}) or a device slug from /api/v1/hardware/specs/."
         )})
     count = gpu_count or 1
     answer = device_class(spec, count)
     if answer is None:
-        raise ProfileError({"hardware": f"{spec.name} is in the catalog but matches none of the wizard's answers."})
+        raise InputError({"hardware": f"{spec.name} is in the catalog but matches none of the wizard's answers."})
     return Hardware(answer, spec, count)
 
 
@@ -76,12 +77,12 @@ def model_choices() -> list[tuple[str, str]]:
 
 
 def model_resolve(model: str | None) -> str:
-    """Any catalog model's slug (the default when none); an unknown one raises ProfileError naming the field."""
+    """Any catalog model's slug (the default when none); an unknown one raises InputError naming the field."""
     if not model:
         return DEFAULT_MODEL
     known = [slug for slug, _ in model_choices()]
     if model not in known and model != DEFAULT_MODEL:
-        raise ProfileError({"model": f"Unknown model {model!r}: give a model slug from /api/v1/models/."})
+        raise InputError({"model": f"Unknown model {model!r}: give a model slug from /api/v1/models/."})
     return model
 
 

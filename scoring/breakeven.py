@@ -20,7 +20,6 @@ MAX_TOKENS_PER_DAY = 10**13
 
 
 # The name recommend/ imports the error by.
-BreakEvenError = InputError
 
 
 @dataclass(frozen=True)

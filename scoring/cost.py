@@ -18,17 +18,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from scoring.errors import InputError
+
 SECONDS_PER_HOUR = 3600
 PER_MILLION = 1_000_000
 NO_POINT_MEETS = "no measured point meets it"
-
-
-class CostError(ValueError):
-    """Input the maths refuses, naming the field."""
-
-    def __init__(self, errors: dict[str, str]):
-        super().__init__("; ".join(f"{name}: {message}" for name, message in errors.items()))
-        self.errors = errors
 
 
 def _positive(name: str, value: float | None, errors: dict[str, str]) -> None:
@@ -49,7 +43,7 @@ class Slo:
         _positive("max_ttft_ms", self.max_ttft_ms, errors)
         _positive("min_tokens_per_user", self.min_tokens_per_user, errors)
         if errors:
-            raise CostError(errors)
+            raise InputError(errors)
 
     @property
     def is_set(self) -> bool:
@@ -116,7 +110,7 @@ def _check_price(gpu_hour_usd: float, gpu_count: int) -> None:
     if not isinstance(gpu_count, int) or gpu_count < 1:
         errors["gpu_count"] = "Must be a whole number of at least 1."
     if errors:
-        raise CostError(errors)
+        raise InputError(errors)
 
 
 def point_cost(point: MeasuredPoint, *, series_key: str, gpu_hour_usd: float, gpu_count: int, slo: Slo,

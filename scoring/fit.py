@@ -305,7 +305,6 @@ LINEAR_STATE_BYTES = 2.0
 
 
 # The name recommend/ imports the error by.
-FitError = InputError
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,6 @@ def values_of(choices: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
 
 
 # The name recommend/ imports the error by.
-ProfileError = InputError
 
 
 @dataclass(frozen=True)

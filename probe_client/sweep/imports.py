@@ -39,6 +39,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from scoring.vocabulary import LEVEL_METRICS
+
 from ..jsonlimits import MAX_JSON_VALUES, JSONLimitError, TooManyValues, loads_counted
 from .console import CONSOLE_SNIFF_BYTES, ConsoleBlockError, looks_like_console, printed_by, read_blocks
 
@@ -266,7 +268,7 @@ def parse_result_file(data: bytes | BinaryIO, *, source_tool: str | None = None)
 
 def _has_figures(level: dict) -> bool:
     """Whether a level holds any measured figure: a latency percentile or a rate."""
-    return any(level.get(name) for name in ("ttft_ms", "tpot_ms", "itl_ms", "e2e_ms")) or any(
+    return any(level.get(metric.key) for metric in LEVEL_METRICS) or any(
         level.get(name) is not None for name in ("output_tps", "total_tps", "request_rate", "goodput_rps"))
 
 

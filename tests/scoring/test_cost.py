@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from scoring.cost import (
     NO_POINT_MEETS,
-    CostError,
     CostSeries,
     HostedSpeed,
     MeasuredPoint,
@@ -21,6 +20,7 @@ from scoring.cost import (
     series_costs,
     usd_per_million_tokens,
 )
+from scoring.errors import InputError
 
 # vLLM v0.10.2 at 4 concurrent: 453.04 output tok/s, 932.29 total, TTFT p50 47.49 ms, TPOT p50 8.24 ms.
 C4 = MeasuredPoint("4 concurrent", 4, 453.04, 47.49, 1000 / 8.24, (932.29 - 453.04) / 453.04)
@@ -81,7 +81,7 @@ def test_gpu_count_multiplies_the_bill_and_the_throughput():
     ("gpu_count", {"gpu_hour_usd": 2.5, "gpu_count": 0}),
 ])
 def test_prices_must_be_positive(field, kwargs):
-    with pytest.raises(CostError) as raised:
+    with pytest.raises(InputError) as raised:
         series_costs(_series(C4), slo=Slo(), **kwargs)
     assert field in raised.value.errors
 
@@ -89,7 +89,7 @@ def test_prices_must_be_positive(field, kwargs):
 @pytest.mark.parametrize("name", ["max_ttft_ms", "min_tokens_per_user"])
 @pytest.mark.parametrize("value", [0, -1, float("inf")])
 def test_targets_must_be_positive(name, value):
-    with pytest.raises(CostError) as raised:
+    with pytest.raises(InputError) as raised:
         Slo(**{name: value})
     assert list(raised.value.errors) == [name]
 
