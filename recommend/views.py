@@ -265,4 +265,8 @@ def break_even(request: HttpRequest) -> HttpResponse:
             model=data["model"], hardware=data["hardware"], gpu_count=data["gpu_count"],
             own_gpu_usd_per_hour=data.get("own_gpu_usd_per_hour"), max_ttft_ms=data.get("max_ttft_ms"),
             min_tokens_per_user=data.get("min_tokens_per_user"), workload=form.workload, providers=providers)
+        # The API has no default volumes: its link states the ones this answer used.
+        result["api_query"] = urlencode({**{name: value for name, value in request.GET.items() if value != ""},
+                                         "input_tokens_per_day": form.workload.input_tokens_per_day,
+                                         "output_tokens_per_day": form.workload.output_tokens_per_day})
     return _render_form_page(request, "recommend/break_even.html", form, result, models=models)
