@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_words_not_substrings():
     machine = search.Document.build(1, prose=["Runs on any machine."])
-    apple = search.Document.build(2, listed=["Apple silicon (Metal, unified memory)"])
+    apple = search.Document.build(2, accelerators=["Apple silicon (Metal, unified memory)"])
     assert search.rank([machine, apple], "Mac") == {2: search.Match(3, ("Apple silicon (Metal, unified memory)",))}
     assert search.tokens("llama.cpp json_schema") == ("llama", "cpp", "json", "schema")
 
