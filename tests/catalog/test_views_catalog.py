@@ -100,9 +100,9 @@ def test_a_search_query_count_is_constant(client, django_assert_num_queries, cou
     for index in range(count):
         ModelOfferingFactory(model=LanguageModelFactory(slug=f"engine-model-{index}", name=f"Engine {index} model"))
     client.get(reverse("catalog:index"), {"q": "warm the search documents"})
-    # generation, 3 filter choice lists, tools with headline prices, hardware prefetch, the matching models and
+    # 3 filter choice lists, tools with headline prices, hardware prefetch, the matching models and
     # their offerings (no device matches: none is read)
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         response = client.get(reverse("catalog:index"), {"q": "engine"})
     assert len(response.context["tools"]) >= count
     assert len(response.context["found"]["models"]) == count

@@ -125,10 +125,10 @@ def test_tool_page_figures_per_model_with_constant_queries(client, django_assert
         model = LanguageModelFactory(slug=f"served-model-{index}", name=f"Served model {index}")
         ModelOfferingFactory(tool=tool, model=model)
         ReportedFigureFactory(tool=tool, model=model, publisher="Artificial Analysis", value=100 + index)
-    # generation, the tool, 10 prefetches, 3 for its measured targets, 1 for the use cases naming it, 6 for the
+    # the tool, 10 prefetches, 3 for its measured targets, 1 for the use cases naming it, 6 for the
     # comparisons of its models (models, offerings, prices, reported figures, documented checks, probe targets;
     # without targets there are no summaries or compat cells to read)
-    with django_assert_num_queries(22):
+    with django_assert_num_queries(21):
         html = client.get(reverse("catalog:tool_detail", args=["served"])).content.decode()
     figures = html.split("data-tool-figures>")[1].split("</table>")[0]
     assert figures.count("<tr data-model=") == models
