@@ -110,7 +110,7 @@ def dated_pair():
 
 
 def test_the_newest_evidence_is_the_newest_publication_never_the_day_it_was_checked(dated_pair):
-    row, = evidence.evidence_matrix()
+    row, = evidence.evidence_matrix().compared
     assert row.newest == "2025-10-31"
 
 
