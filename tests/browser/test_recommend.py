@@ -118,7 +118,7 @@ def test_fill_the_break_even_form(live_server, loaded_catalog, page, screenshot)
     providers = page.locator("#result table").first.locator("tbody tr")
     assert providers.count() >= 3
     assert providers.first.get_attribute("data-tool") in {"groq", "together-ai", "fireworks-ai"}
-    assert "730 hours in a month" in page.locator("#result .notice").inner_text()
+    assert "730 hours in a month" in page.locator("#result div.notice").inner_text()
     # Each price names its source and the day it was verified (a provider's own page, or the comparison's date).
     assert re.search(r"verified 2026-\d\d-\d\d", providers.first.inner_text())
     screenshot(page, "break-even")
