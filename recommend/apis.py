@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from core.apis import Api, query_params
 from core.cache import cached_get
+from lab.evidence import FIGURE_NAMES
 from recommend.cost import break_even_evidence
 from recommend.evidence import first_engine, published_evidence
 from recommend.forms import BREAK_EVEN_DEFAULTS, CUSTOM, DEFAULT_COST_HARDWARE, OWN_GPU_PRICE_LIMITS, fit_input_from
@@ -128,7 +129,7 @@ class PublishedEvidenceSerializer(serializers.Serializer):
     weight_format = serializers.CharField()
     workload = serializers.CharField()
     mode = serializers.CharField(help_text="How the load was sent: concurrency, request_rate, burst or offline.")
-    figure = serializers.ChoiceField(choices=["total_tps", "output_tps_per_gpu"], help_text="The one figure the "
+    figure = serializers.ChoiceField(choices=list(FIGURE_NAMES), help_text="The one figure the "
                                      "comparison ranks by: the publisher's headline (GPUStack: total tok/s), else "
                                      "output tok/s per GPU.")
     figure_name = serializers.CharField()

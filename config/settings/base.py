@@ -335,5 +335,6 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "lab.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind"},
+    "ENUM_NAME_OVERRIDES": {"SweepRunKindEnum": "lab.models.SweepRun.Kind", "ToolKindEnum": "catalog.models.Tool.Kind",
+                            "RankingFigureEnum": "lab.evidence.FIGURE_NAMES"},
 }

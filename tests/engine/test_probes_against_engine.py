@@ -345,6 +345,8 @@ def direct_verdict(check: str, direct: Direct, token_param: str) -> Verdict:
         "n": _body(model, token_param, suite.PROMPT_SHORT, n=2, temperature=0.7),
         "tools": _body(model, token_param, suite.PROMPT_WEATHER, max_tokens=suite.ROOM, tools=[suite.WEATHER_TOOL],
                        tool_choice="auto"),
+        "strict_tools": _body(model, token_param, suite.PROMPT_WEATHER, max_tokens=suite.ROOM,
+                              tools=[suite.STRICT_WEATHER_TOOL], tool_choice="auto"),
         "tool_choice_required": _body(model, token_param, "Say hello.", max_tokens=suite.ROOM,
                                       tools=[suite.WEATHER_TOOL], tool_choice="required"),
         "parallel_tool_calls": _body(model, token_param, suite.PROMPT_TWO_CITIES, max_tokens=suite.ROOM,
@@ -389,6 +391,17 @@ def direct_verdict(check: str, direct: Direct, token_param: str) -> Verdict:
         ):
             return Verdict("supported", f"tool call {tool_calls[0]}")
         return Verdict("accepted", f"no usable tool call: {content[:60]!r}")
+    if check == "strict_tools":
+        if not tool_calls:
+            return Verdict("accepted", f"no tool call: {content[:60]!r}")
+        arguments = _json_or_none(tool_calls[0]["function"]["arguments"])
+        if tool_calls[0]["function"]["name"] != "get_weather" or not isinstance(arguments, dict):
+            return Verdict("ignored", f"unusable tool call {tool_calls[0]}")
+        try:
+            jsonschema.validate(arguments, suite.STRICT_WEATHER_TOOL["function"]["parameters"])
+        except jsonschema.ValidationError as error:
+            return Verdict("ignored", f"arguments break the strict schema: {error.message}")
+        return Verdict("supported", f"strict tool call {tool_calls[0]}")
     if check == "tool_choice_required":
         return Verdict("supported" if tool_calls else "ignored", f"{len(tool_calls)} tool calls, text {content[:40]!r}")
     if check == "parallel_tool_calls":
