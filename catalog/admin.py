@@ -25,7 +25,7 @@ from catalog.models import (
     UseCase,
     UseCaseRecommendation,
 )
-from core.admin import AuditedModelAdmin
+from core.admin import AuditedModelAdmin, RecordAdmin
 
 
 def _inline(link: type[Model], *autocomplete: str, style: type[InlineModelAdmin] = admin.TabularInline,
@@ -228,20 +228,10 @@ class DocumentedAbsenceAdmin(AuditedModelAdmin):
 
 
 @admin.register(Change)
-class ChangeAdmin(admin.ModelAdmin):
+class ChangeAdmin(RecordAdmin):
     list_display = ("recorded_at", "kind", "title", "tool", "model", "effective_on")
     list_filter = ("kind", "tool")
     search_fields = ("title", "subject", "tool__name", "model__name")
     list_select_related = ("tool", "model")
     date_hierarchy = "recorded_at"
     readonly_fields = [field.name for field in Change._meta.fields]
-
-    # Written by the services that write, from the audit trail and the probe runs: never by hand.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -6,15 +6,10 @@ from core.models import AuditEntry
 from core.services import audit_record, audit_value
 
 
-@admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "username", "action", "object_type", "object_id", "object_repr")
-    list_filter = ("action", "object_type")
-    search_fields = ("username", "object_id", "object_repr")
-    date_hierarchy = "created_at"
-    readonly_fields = [field.name for field in AuditEntry._meta.fields]
+class RecordAdmin(admin.ModelAdmin):
+    """Rows the services write as a record (the audit trail, the change record): shown, never added, edited or
+    deleted through the admin."""
 
-    # The trail is evidence: nobody edits or deletes it through the admin.
     def has_add_permission(self, request):
         return False
 
@@ -23,6 +18,15 @@ class AuditEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(RecordAdmin):
+    list_display = ("created_at", "username", "action", "object_type", "object_id", "object_repr")
+    list_filter = ("action", "object_type")
+    search_fields = ("username", "object_id", "object_repr")
+    date_hierarchy = "created_at"
+    readonly_fields = [field.name for field in AuditEntry._meta.fields]
 
 
 class PageCacheAdmin(admin.ModelAdmin):
