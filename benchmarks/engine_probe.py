@@ -1,6 +1,6 @@
 """What the probes see of a real llama.cpp engine, side by side with what the engine reports about itself.
 
-Writes the tiny model (probes/engine/tiny_model.py), starts llama-cpp-python's server on it (loopback, free
+Writes the tiny model (lab/engine/tiny_model.py), starts llama-cpp-python's server on it (loopback, free
 port), then for each workload runs the probe client's speed suite one request at a time and pairs every
 successful request with the engine's own perf report for it (`llama_perf_context_print` in the server log):
 
@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from probe_client import EndpointConfig, run_speed_suite  # noqa: E402
-from probes.engine.machine import machine_hardware_description  # noqa: E402
-from probes.engine.server import EngineSettings, engine_version, parse_perf_reports, running_engine  # noqa: E402
-from probes.engine.tiny_model import MODEL_NAME, write_tiny_model  # noqa: E402
+from lab.engine.machine import machine_hardware_description  # noqa: E402
+from lab.engine.server import EngineSettings, engine_version, parse_perf_reports, running_engine  # noqa: E402
+from lab.engine.tiny_model import MODEL_NAME, write_tiny_model  # noqa: E402
 
 WORKLOADS = {"in-100": 100, "in-1k": 1000}
 

@@ -133,12 +133,14 @@ def wait_until_up(port: int, process: subprocess.Popen, path: str, timeout_s: fl
 
 
 @contextlib.contextmanager
-def gunicorn(env: Mapping[str, str], *, workers: int = 2, ready_path: str = "/bench/trivial/") -> Iterator[int]:
-    """Serve the project with gunicorn (sync workers) on a free loopback port; yields the port."""
+def gunicorn(env: Mapping[str, str], *, workers: int = 2, ready_path: str = "/bench/trivial/",
+             production: bool = False) -> Iterator[int]:
+    """Serve the project with gunicorn on a free loopback port, sync workers unless `production` (then as
+    config/gunicorn.py serves it); yields the port."""
     port = free_port()
     server = subprocess.Popen(
-        [GUNICORN, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-         "--log-level", "warning"],
+        [GUNICORN, "config.wsgi:application", *(["-c", "config/gunicorn.py"] if production else []),
+         "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
         cwd=ROOT, env=dict(env),
     )
     try:

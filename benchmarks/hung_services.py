@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/hung_services.py [--clients 20] [--seconds 20] [--out FILE]
 
 Starts a throw-away PostgreSQL and Redis on loopback (bin/with_services.py's, nothing kept on disk), loads the
-catalog and serves it with gunicorn, 3 sync workers, the base settings with DEBUG off. Then `clients` clients,
-on loopback only, request for `seconds` per phase, each request on a new connection with a 30 s timeout: a
-static file, cached pages, a cached API read, and a page that needs the database (a unique query string misses
+catalog and serves it with gunicorn as in production (config/gunicorn.py: 3 workers of 4 threads), the base
+settings with DEBUG off. Then `clients` clients, on loopback only, request for `seconds` per phase, each request
+on a new connection with a 30 s timeout: a static file, cached pages, a cached API read, and a page that needs the database (a unique query string misses
 the page cache). The phases: normal; PostgreSQL hung (every process of the server stopped with SIGSTOP: the
 kernel accepts connections that nothing answers); normal again; Redis hung (SIGSTOP). Writes a Markdown table
 of answers, statuses and latencies per phase and kind of request.
@@ -134,7 +134,7 @@ def main() -> int:
         timeout = env.get("DATABASE_CONNECT_TIMEOUT_SECONDS", "5")
         load_before = load_average()
         lines: list[str] = []
-        with gunicorn(env, workers=3, ready_path="/") as port:
+        with gunicorn(env, workers=3, ready_path="/", production=True) as port:
             for kind in ("cached page", "cached API read"):
                 for path in KINDS[kind]:
                     fetch(port, path)
@@ -159,7 +159,8 @@ def main() -> int:
         f"{info.get('cpu', 'this machine')}; load average before: {load_before}, after: {load_average()} "
         "(the machine is shared: compare phases of one run).",
         "",
-        f"gunicorn, 3 sync workers; {args.clients} clients on loopback for {args.seconds:g} s per phase, a new "
+        f"gunicorn, 3 workers of 4 threads (config/gunicorn.py); {args.clients} clients on loopback for "
+        f"{args.seconds:g} s per phase, a new "
         f"connection per request, 30 s client timeout. PostgreSQL and Redis of this run's own, hung with SIGSTOP. "
         f"Connect timeout {timeout} s (`DATABASE_CONNECT_TIMEOUT_SECONDS`), Redis socket timeouts 0.5 s, breakers "
         "of 5 s (`core/breakers.py`).",

@@ -81,8 +81,8 @@ def main() -> int:
         Supervised("worker", [str(BIN / "celery"), "-A", "config", "worker", "--loglevel", "INFO",
                               "--concurrency", "1"]),
         Supervised("beat", [str(BIN / "celery"), "-A", "config", "beat", "--loglevel", "INFO"]),
-        Supervised("web", [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"{args.host}:{args.port}",
-                           "--workers", "2", "--access-logfile", "-"]),
+        Supervised("web", [str(BIN / "gunicorn"), "config.wsgi:application", "-c", str(ROOT / "config" / "gunicorn.py"),
+                           "--bind", f"{args.host}:{args.port}", "--workers", "2", "--access-logfile", "-"]),
     ]
     stopping = False
 

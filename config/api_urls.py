@@ -7,7 +7,7 @@ from core.apis import ApiIndexApi, not_found
 from lab import apis as lab_apis
 from lab import evidence_apis
 from probes import apis as probe_apis
-from probes import model_apis
+from probes import model_apis, tool_apis
 
 app_name = "api"
 
@@ -16,8 +16,8 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
-    path("tools/", catalog_apis.ToolListApi.as_view(), name="tool-list"),
-    path("tools/<slug:slug>/", catalog_apis.ToolDetailApi.as_view(), name="tool-detail"),
+    path("tools/", tool_apis.ToolListApi.as_view(), name="tool-list"),
+    path("tools/<slug:slug>/", tool_apis.ToolDetailApi.as_view(), name="tool-detail"),
     path("prices/", catalog_apis.PriceListApi.as_view(), name="price-list"),
     path("prices/<int:pk>/", catalog_apis.PriceDetailApi.as_view(), name="price-detail"),
     path("sources/", catalog_apis.SourceListApi.as_view(), name="source-list"),

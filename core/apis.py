@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
 from django.urls import URLResolver, get_resolver, reverse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
@@ -47,61 +47,6 @@ def validated_body(serializer_class: type[serializers.Serializer], request: Requ
     serializer = serializer_class(data=request.data, **kwargs)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
-
-
-# One object's endpoint: GET shows it, PATCH changes the fields sent and answers the object as stored.
-# A subclass names `InputSerializer`, the selector that finds the object from the URL's arguments
-# (`select`, raising DoesNotExist), the message when there is none (`not_found`, formatted with those
-# arguments) and `update` (the service that applies a partial update); `output_data` shows the object
-# through `OutputSerializer` unless overridden. Each subclass documents its GET and PATCH with
-# `detail_schema`. (A comment, not a docstring: the schema shows a view's docstring as the
-# description of its operations.)
-class DetailApi(Api):
-    InputSerializer: type[serializers.Serializer]
-    OutputSerializer: type[serializers.Serializer]
-    select: Callable[..., Any]
-    not_found: str
-
-    def lookup(self, **url_kwargs: Any) -> Any:
-        return select_or_404(self.select, self.not_found, **url_kwargs)
-
-    def update(self, *, actor: Any, instance: Any, data: dict[str, Any]) -> Any:
-        raise NotImplementedError
-
-    def output_data(self, **url_kwargs: Any) -> Any:
-        return self.OutputSerializer(self.lookup(**url_kwargs), context={"request": self.request}).data
-
-    def get(self, request: Request, **url_kwargs: Any) -> Response:
-        return Response(self.output_data(**url_kwargs))
-
-    def patch(self, request: Request, **url_kwargs: Any) -> Response:
-        instance = self.lookup(**url_kwargs)
-        data = validated_body(self.InputSerializer, request, partial=True)
-        self.update(actor=request.user, instance=instance, data=data)
-        return Response(self.output_data(**url_kwargs))
-
-
-def detail_schema(
-    operation: str, *, read_tag: str, write_tag: str, get_summary: str, patch_summary: str,
-    get_description: str | None = None, patch_description: str | None = None,
-) -> Callable[[type[DetailApi]], type[DetailApi]]:
-    """Documents a DetailApi: GET `<operation>_retrieve` and PATCH `<operation>_partial_update` (any subset of the
-    view's InputSerializer), both answering the view's OutputSerializer."""
-
-    def document(view: type[DetailApi]) -> type[DetailApi]:
-        return extend_schema_view(
-            get=extend_schema(
-                operation_id=f"{operation}_retrieve", tags=[read_tag], summary=get_summary,
-                description=get_description, responses={200: view.OutputSerializer},
-            ),
-            patch=extend_schema(
-                operation_id=f"{operation}_partial_update", tags=[write_tag], summary=patch_summary,
-                description=patch_description, request=view.InputSerializer(partial=True),
-                responses={200: view.OutputSerializer},
-            ),
-        )(view)
-
-    return document
 
 
 # A list endpoint: JSON, the browsable API, and CSV (`?format=csv`) with the same rows in the same order.

@@ -131,7 +131,6 @@ class SweepRun(LeasedRun):
     objects = SweepRunQuerySet.as_manager()
 
     class Meta:
-        db_table = "probes_sweeprun"
         ordering = ["-queued_at", "-id"]
         indexes = [models.Index(fields=["target", "kind", "-queued_at"], name="sweep_target_kind_recent")]
         constraints = [
@@ -200,7 +199,6 @@ class SweepLevel(models.Model):
     objects = SweepLevelQuerySet.as_manager()
 
     class Meta:
-        db_table = "probes_sweeplevel"
         ordering = ["run", "level"]
         constraints = [models.UniqueConstraint(fields=["run", "level"], name="sweep_level_unique_per_run")]
 

@@ -18,10 +18,8 @@ from rest_framework.reverse import reverse
 from catalog.models import Tool
 from core.apis import (
     Api,
-    DetailApi,
     ListApi,
     SlugFilterField,
-    detail_schema,
     list_envelope,
     list_response,
     query_params,
@@ -172,22 +170,31 @@ class ProbeTargetListApi(ListApi):
         )
 
 
-@detail_schema(
-    "probe_targets", read_tag=TAG_PROBES, write_tag=TAG_WRITES, get_summary="One probe target",
-    get_description="An endpoint the probes measure: its base URL, model, hardware and whether this server holds "
-    "its API key (the key itself is never shown).",
-    patch_summary="Change a probe target (staff)",
-    patch_description="Only the fields sent change; the next probe run uses them.",
-)
-class ProbeTargetDetailApi(DetailApi):
-    # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
-    InputSerializer = TargetUpdateInputSerializer
-    OutputSerializer = TargetOutputSerializer
-    select = staticmethod(probe_target_get)
+# Not cached: `configured` reads this process's environment, which no data fingerprint sees.
+class ProbeTargetDetailApi(Api):
     not_found = 'No probe target with the slug "{slug}".'
 
-    def update(self, *, actor: Any, instance: ProbeTarget, data: dict[str, Any]) -> ProbeTarget:
-        return target_services.probe_target_update(actor=actor, target=instance, data=data)
+    @extend_schema(
+        operation_id="probe_targets_retrieve", tags=[TAG_PROBES], summary="One probe target",
+        description="An endpoint the probes measure: its base URL, model, hardware and whether this server holds "
+        "its API key (the key itself is never shown).",
+        responses={200: TargetOutputSerializer},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        target = select_or_404(probe_target_get, self.not_found, slug=slug)
+        return Response(TargetOutputSerializer(target, context={"request": request}).data)
+
+    @extend_schema(
+        operation_id="probe_targets_partial_update", tags=[TAG_WRITES], summary="Change a probe target (staff)",
+        description="Only the fields sent change; the next probe run uses them.",
+        request=TargetUpdateInputSerializer(partial=True), responses={200: TargetOutputSerializer},
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        target = select_or_404(probe_target_get, self.not_found, slug=slug)
+        data = validated_body(TargetUpdateInputSerializer, request, partial=True)
+        target_services.probe_target_update(actor=request.user, target=target, data=data)
+        target = probe_target_get(slug=slug)
+        return Response(TargetOutputSerializer(target, context={"request": request}).data)
 
 
 class ProbeTargetRunApi(Api):

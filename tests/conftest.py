@@ -55,8 +55,8 @@ def artifacts_dir() -> Path:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory):
     """A real llama-cpp-python server on a tiny GGUF model written for this session; never skipped."""
-    from probes.engine.server import EngineSettings, EngineStartError, start_engine, stop_engine
-    from probes.engine.tiny_model import MODEL_NAME, write_tiny_model
+    from lab.engine.server import EngineSettings, EngineStartError, start_engine, stop_engine
+    from lab.engine.tiny_model import MODEL_NAME, write_tiny_model
 
     workdir = tmp_path_factory.mktemp("llama-server")
     model = write_tiny_model(workdir / "tiny.gguf")

@@ -1,15 +1,19 @@
-"""Real Celery worker processes for the probes and lab tests: started against the test database and this run's Redis
-database, their output captured to a file, and always killed (with their pool children) at the end."""
+"""Real processes for the tests that need them, always stopped at the end: Celery workers (against the test database
+and this run's Redis database, their output captured to a file), a throw-away redis-server, gunicorn serving the
+site, and a loopback proxy that can hang like a stopped server."""
 from __future__ import annotations
 
 import os
 import signal
 import socket
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 from django.conf import settings
 from django.db import connection
 
@@ -142,3 +146,102 @@ class ThrowawayRedis:
 
     def resume(self) -> None:
         self.process.send_signal(signal.SIGCONT)
+
+
+def serve_site(log_lines: list[str], *, redis_url: str, workers: int, database_url: str | None = None,
+               **env_overrides: str) -> tuple[subprocess.Popen, str]:
+    """gunicorn as served in earnest (config/gunicorn.py) on the test database (or `database_url`) and `redis_url`, no
+    rate limits, its output collected in
+    `log_lines`; (process, base URL). The caller terminates it."""
+    port = free_port()
+    database = settings.DATABASES["default"]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DATABASE_URL": database_url or (
+            f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"),
+        "REDIS_URL": redis_url,
+        "API_THROTTLE_ANON": "1000000/min",
+        "PAGE_THROTTLE": "1000000/min",
+        **env_overrides,
+    }
+    web = subprocess.Popen([str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application",
+                            "-c", "config/gunicorn.py", "--bind", f"127.0.0.1:{port}", "--workers", str(workers)],
+                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    threading.Thread(target=lambda: log_lines.extend(web.stdout), daemon=True).start()
+    base = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        try:
+            httpx.get(f"{base}/static/css/site.css", timeout=5)
+        except httpx.TransportError:
+            return False
+        return True
+
+    try:
+        wait_for(answers, timeout=60, what="gunicorn to answer", logs=lambda: "".join(log_lines))
+    except AssertionError:
+        web.kill()
+        raise
+    return web, base
+
+
+class HangingProxy:
+    """A TCP proxy on loopback in front of `upstream` that can hang as a stopped server does (SIGSTOP): while hung,
+    the kernel still accepts connections, and nothing is read from or sent to either side; resumed, what was held
+    goes on. Lets a test hang the database of one server without stopping the test's own database."""
+
+    def __init__(self, upstream: tuple[str, int]) -> None:
+        self.upstream = upstream
+        self._running = threading.Event()
+        self._running.set()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def hang(self) -> None:
+        self._running.clear()
+
+    def resume(self) -> None:
+        self._running.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._running.set()
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connect, args=(client,), daemon=True).start()
+
+    def _connect(self, client: socket.socket) -> None:
+        self._running.wait()
+        try:
+            server = socket.create_connection(self.upstream, timeout=10)
+        except OSError:
+            client.close()
+            return
+        server.settimeout(None)
+        for source, target in ((client, server), (server, client)):
+            threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    def _pump(self, source: socket.socket, target: socket.socket) -> None:
+        with source, target:
+            while True:
+                self._running.wait()
+                try:
+                    data = source.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self._running.wait()
+                try:
+                    target.sendall(data)
+                except OSError:
+                    return

@@ -5,17 +5,11 @@ few seconds (core.breakers), so the site keeps at least half its throughput. Rea
 loopback."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from redis import Redis
@@ -23,42 +17,11 @@ from rest_framework.authtoken.models import Token
 
 from core.breakers import BREAKER_SECONDS
 from core.cache import OUTAGE_SECONDS
-from tests.workers import ThrowawayRedis, free_port
+from tests.workers import ThrowawayRedis, serve_site
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
-
-
 READS = ["/", "/tools/vllm/", "/providers/", "/api/v1/tools/", "/api/v1/tools/vllm/", "/api/v1/probes/runs/"]
-
-
-def _serve(redis: ThrowawayRedis, log_lines: list[str], *, workers: int) -> tuple[subprocess.Popen, str]:
-    """gunicorn on the test database and `redis`, its output collected in `log_lines`; (process, base URL)."""
-    web_port = free_port()
-    database = settings.DATABASES["default"]
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.base",
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
-        "REDIS_URL": redis.url,
-        "API_THROTTLE_ANON": "1000000/min",
-        "PAGE_THROTTLE": "1000000/min",
-    }
-    web = subprocess.Popen([str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{web_port}",
-                            "--workers", str(workers)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
-    threading.Thread(target=lambda: log_lines.extend(web.stdout), daemon=True).start()
-    base = f"http://127.0.0.1:{web_port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(f"{base}/api/v1/tools/", timeout=5)
-            return web, base
-        except httpx.TransportError:
-            time.sleep(0.3)
-    pytest.fail("gunicorn did not answer")
 
 
 def test_killing_redis_under_the_site_costs_speed_not_answers(tmp_path):
@@ -66,7 +29,7 @@ def test_killing_redis_under_the_site_costs_speed_not_answers(tmp_path):
     token = Token.objects.create(user=get_user_model().objects.create_user("editor", is_staff=True)).key
     redis = ThrowawayRedis().start()
     log_lines: list[str] = []
-    web, base = _serve(redis, log_lines, workers=2)
+    web, base = serve_site(log_lines, redis_url=redis.url, workers=2)
     reads = READS
     try:
         with httpx.Client(base_url=base, timeout=15, headers={"Connection": "close"}) as client:
@@ -120,7 +83,7 @@ def test_a_hung_redis_is_noticed_once_and_keeps_half_the_throughput():
     call_command("load_catalog", verbosity=0)
     redis = ThrowawayRedis().start()
     log_lines: list[str] = []
-    web, base = _serve(redis, log_lines, workers=3)
+    web, base = serve_site(log_lines, redis_url=redis.url, workers=3)
     try:
         _answers_in(base, 2, clients=4)  # every page in the cache
         normal = _answers_in(base, 8, clients=10)

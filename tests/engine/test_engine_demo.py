@@ -13,8 +13,8 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from probes.engine.machine import cpu_model_name
-from probes.engine.tiny_model import MODEL_NAME
+from lab.engine.machine import cpu_model_name
+from lab.engine.tiny_model import MODEL_NAME
 from lab.models import SweepRun
 from probes.models import CompatStatus, MeasurementSummary, ProbeRun, ProbeTarget
 from scoring.vocabulary import COMPAT_CHECKS

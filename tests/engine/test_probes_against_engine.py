@@ -14,7 +14,7 @@ import pytest
 
 from probe_client import EndpointConfig, compat as suite, run_compat_suite, run_speed_suite
 from probe_client.workloads import build_messages
-from probes.engine.server import parse_perf_reports
+from lab.engine.server import parse_perf_reports
 from scoring.vocabulary import COMPAT_CHECKS
 
 pytestmark = pytest.mark.engine

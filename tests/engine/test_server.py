@@ -1,8 +1,8 @@
 """Starting and stopping the engine process, and describing the machine it runs on."""
 import pytest
 
-from probes.engine.machine import cpu_model_name, machine_hardware_description
-from probes.engine.server import EngineSettings, EngineStartError, parse_perf_reports, running_engine
+from lab.engine.machine import cpu_model_name, machine_hardware_description
+from lab.engine.server import EngineSettings, EngineStartError, parse_perf_reports, running_engine
 
 pytestmark = pytest.mark.engine
 

@@ -20,7 +20,7 @@ from probe_client.sweep import (
     run_prefix_cache,
     run_sweep,
 )
-from probes.engine.server import parse_perf_reports
+from lab.engine.server import parse_perf_reports
 
 pytestmark = pytest.mark.engine
 

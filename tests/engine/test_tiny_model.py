@@ -5,8 +5,8 @@ import gguf
 import httpx
 import pytest
 
-from probes.engine.server import parse_perf_reports
-from probes.engine.tiny_model import CHAT_TEMPLATE, MODEL_NAME, TinyModelSpec, write_tiny_model
+from lab.engine.server import parse_perf_reports
+from lab.engine.tiny_model import CHAT_TEMPLATE, MODEL_NAME, TinyModelSpec, write_tiny_model
 
 pytestmark = pytest.mark.engine
 

@@ -35,8 +35,8 @@ import probe_client
 from catalog.models import Tool
 from core.exceptions import ApplicationError
 from lab.services.run import sweep_run_create, sweep_run_execute
-from probes.engine.machine import machine_hardware_description
-from probes.engine.server import (
+from lab.engine.machine import machine_hardware_description
+from lab.engine.server import (
     EngineSettings,
     EngineStartError,
     RunningEngine,
@@ -44,7 +44,7 @@ from probes.engine.server import (
     start_engine,
     stop_engine,
 )
-from probes.engine.tiny_model import MODEL_NAME, TinyModel, write_tiny_model
+from lab.engine.tiny_model import MODEL_NAME, TinyModel, write_tiny_model
 from probes.models import CompatOutcome, ProbeRun, ProbeTarget
 from probes.selectors.runs import probe_target_get
 from probes.services.runs.execute import probe_target_run_now
