@@ -13,6 +13,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_f
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from catalog import selectors, services
 from catalog.models import (
@@ -26,7 +27,6 @@ from catalog.models import (
     UseCase,
 )
 from core.apis import (
-    Api,
     ListApi,
     SlugFilterField,
     list_envelope,
@@ -247,7 +247,7 @@ class PriceDetailInputSerializer(PriceListApi.InputSerializer):
     tool = None
 
 
-class PriceDetailApi(Api):
+class PriceDetailApi(APIView):
     not_found = "No price item with the id {pk}."
 
     @extend_schema(
@@ -330,7 +330,7 @@ class SourceDetailInputSerializer(SourceInputSerializer):
     key = None
 
 
-class SourceDetailApi(Api):
+class SourceDetailApi(APIView):
     not_found = 'No source with the key "{key}".'
 
     @extend_schema(
@@ -519,7 +519,7 @@ class UseCaseListApi(ListApi):
 # --- Compare -------------------------------------------------------------------------------------
 
 
-class CompareApi(Api):
+class CompareApi(APIView):
     class FilterSerializer(serializers.Serializer):
         tools = serializers.CharField(
             max_length=400,

@@ -27,13 +27,6 @@ from core.renderers import CSVRenderer
 T = TypeVar("T")
 
 
-# The project's API view. Its reads get an ETag and 304s from Django's ConditionalGetMiddleware; a get() decorated
-# with core.cache.cached_get is kept in the page cache until the generation moves. (A comment, not a docstring: the
-# schema shows a view's docstring as its operations' description, and these words are for the project's developers.)
-class Api(APIView):
-    pass
-
-
 def select_or_404(select: Callable[..., T], not_found: str, **lookup: Any) -> T:
     """`select(**lookup)`, or a 404 whose message is `not_found` formatted with the lookup."""
     try:
@@ -50,7 +43,7 @@ def validated_body(serializer_class: type[serializers.Serializer], request: Requ
 
 
 # A list endpoint: JSON, the browsable API, and CSV (`?format=csv`) with the same rows in the same order.
-class ListApi(Api):
+class ListApi(APIView):
     renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
     csv_filename = "export"
 
@@ -118,7 +111,7 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     )
 
 
-class ApiIndexApi(Api):
+class ApiIndexApi(APIView):
     """Every endpoint of this API, with the methods it answers and where its schema and docs are."""
 
     # Routes that are not endpoints a client calls.

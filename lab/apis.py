@@ -13,10 +13,10 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+from rest_framework.views import APIView
 
 from catalog.models import HardwareSpec, Tool
 from core.apis import (
-    Api,
     ListApi,
     SlugFilterField,
     list_envelope,
@@ -250,7 +250,7 @@ class SweepRunListApi(ListApi):
         return _run_response(run, request, status_code=status.HTTP_202_ACCEPTED)
 
 
-class SweepRunDetailApi(Api):
+class SweepRunDetailApi(APIView):
     @extend_schema(
         operation_id="sweep_runs_retrieve", tags=[TAG_LAB], summary="One benchmark-lab run",
         description="The card, the plan and workload, every level's figures, the knee or the suite's results, "
@@ -317,7 +317,7 @@ class SweepRequestListApi(ListApi):
         return list_response(rows=rows)
 
 
-class _RunAction(Api):
+class _RunAction(APIView):
     throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
     action: Any
     refusal: str
@@ -386,7 +386,7 @@ class SweepImportOutputSerializer(SweepRunOutputSerializer):
     )
 
 
-class SweepImportApi(Api):
+class SweepImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
     throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
 

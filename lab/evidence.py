@@ -138,7 +138,8 @@ class Ranked:
 
 @dataclass
 class Comparison:
-    """The runs of one model, weight format, hardware and count under one workload and load mode."""
+    """The runs of one model, weight format, hardware and count under one workload and load mode. What it derives
+    from its series is computed once, on first use, after comparisons() has gathered them all."""
 
     model_slug: str
     model_name: str
@@ -150,11 +151,11 @@ class Comparison:
     mode: str
     series: list[Series] = field(default_factory=list)
 
-    @property
+    @cached_property
     def engines(self) -> list[str]:
         return sorted({series.engine for series in self.series})
 
-    @property
+    @cached_property
     def publishers(self) -> list[str]:
         return sorted({series.publisher for series in self.series})
 
@@ -163,7 +164,7 @@ class Comparison:
         """The latest date a publisher ran or published a series of this comparison (observed, not read)."""
         return max((series.observed_on or "" for series in self.series), default="")
 
-    @property
+    @cached_property
     def load(self) -> str:
         """The load of every point, in words, or the range a sweep covers."""
         points = sorted({(point.mode, point.level): point for series in self.series
@@ -179,7 +180,7 @@ class Comparison:
     def title(self) -> str:
         return f"{self.workload} · {self.load}" if self.load else self.workload
 
-    @property
+    @cached_property
     def rank_by(self) -> str:
         """The one figure this comparison ranks by: the publishers' shared headline, else output tok/s per GPU."""
         headlines = {series.headline for series in self.series}
@@ -219,7 +220,7 @@ class Comparison:
     def ranked_load(self) -> str:
         return self.ranking[0].point.load if self.ranking else ""
 
-    @property
+    @cached_property
     def by_engine(self) -> list[Ranked]:
         """Each engine once, best first by the ranking figure: at its baseline, the configuration with the fewest
         serving options (the engine as the publisher first ran it; tuned configurations are on the comparison's

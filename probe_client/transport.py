@@ -21,7 +21,11 @@ With ``reading_thread=True`` (the sweep's transport) one thread reads and stamps
 turns grow longer than an inter-token gap, so two token packets of a stream wait in the kernel together and the
 read carries the second one's stamp. The thread does nothing but ``epoll`` and ``recvmsg``, so it gets round to
 every socket within a fraction of a gap while the loop parses; the loop takes the stamped reads from each
-stream's inbox. (The kernel's software transmit stamps, ``SO_TIMESTAMPING``, were tried for ``last_write_ns``
+stream's inbox. Its ``recvmsg`` is libc's, called through ``ctypes.PyDLL`` so that it keeps the GIL: the socket
+module's releases the GIL around every call, and taking it back from the busy loop thread costs up to a switch
+interval each time, so at 200 streams one pass over the ready sockets outlasted a 20 ms gap (benchmarks/RESULTS.md,
+the high-stream table: p99 off by 24-140 ms with the socket module's call, 0.1 ms with this one). For the same
+reason, while the thread runs the interpreter's switch interval is 0.5 ms instead of 5 ms. (The kernel's software transmit stamps, ``SO_TIMESTAMPING``, were tried for ``last_write_ns``
 and left out: against a packet capture 60 of 400 requests at 200 streams came out up to 20 ms after their
 request crossed the interface, where the stamp taken just before ``send`` was never more than 0.2 ms off.)
 """
@@ -31,10 +35,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
+import ctypes
+import errno
+import os
 import select
 import socket
 import ssl
 import struct
+import sys
 import threading
 import time
 import typing
@@ -295,8 +303,20 @@ class ReadingThread:
     triggered ``epoll``, each socket read until it is empty), and wakes the event loop once per batch. The
     loop only ever takes stamped reads from the inboxes, so however long it parses, no read waits for it."""
 
+    SWITCH_INTERVAL_S = 0.0005
+    # The interpreter's own switch interval, kept while any reading thread of the process runs.
+    _running = 0
+    _saved_switch_interval = 0.0
+    _switch_lock = threading.Lock()
+
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._receiver = _GilHoldingReceiver()
+        with ReadingThread._switch_lock:
+            if ReadingThread._running == 0:
+                ReadingThread._saved_switch_interval = sys.getswitchinterval()
+                sys.setswitchinterval(min(ReadingThread._saved_switch_interval, self.SWITCH_INTERVAL_S))
+            ReadingThread._running += 1
         self._epoll = select.epoll()
         self._streams: dict[int, ThreadReadStream] = {}
         # Held while the thread reads a batch, so a socket is never closed (and its number reused) meanwhile.
@@ -322,6 +342,10 @@ class ReadingThread:
         self._closed = True
         self._thread.join()
         self._epoll.close()
+        with ReadingThread._switch_lock:
+            ReadingThread._running -= 1
+            if ReadingThread._running == 0:
+                sys.setswitchinterval(ReadingThread._saved_switch_interval)
 
     def _run(self) -> None:
         while not self._closed:
@@ -332,7 +356,7 @@ class ReadingThread:
             with self._lock:
                 for fd, _ in events:
                     stream = self._streams.get(fd)
-                    if stream is not None and self._drain(stream):
+                    if stream is not None and self._drain(stream, self._receiver):
                         woken.append(stream)
             if woken:
                 try:
@@ -341,12 +365,14 @@ class ReadingThread:
                     return
 
     @staticmethod
-    def _drain(stream: ThreadReadStream) -> bool:
-        sock = stream.get_extra_info("socket")
+    def _drain(stream: ThreadReadStream, receiver: _GilHoldingReceiver) -> bool:
+        """Read the socket until the kernel has nothing more for it (edge-triggered: the next bytes raise a new
+        edge), its end, or its error."""
+        fd = stream.get_extra_info("socket").fileno()
         received = False
         while True:
             try:
-                data, ancillary, _, _ = sock.recvmsg(READ_CHUNK, ANCILLARY_SIZE)
+                data, ancillary = receiver.receive(fd)
             except (BlockingIOError, InterruptedError):
                 return received
             except OSError as error:
@@ -357,6 +383,54 @@ class ReadingThread:
             if not data:
                 return True
             received = True
+
+
+class _IOVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+
+class _MessageHeader(ctypes.Structure):
+    """struct msghdr (recvmsg(2))."""
+
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32), ("iov", ctypes.POINTER(_IOVec)),
+                ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+
+# The process's own symbols, libc's among them; a PyDLL function runs with the GIL held.
+_LIBC = ctypes.PyDLL(None, use_errno=True)
+_LIBC.recvmsg.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+_LIBC.recvmsg.restype = ctypes.c_ssize_t
+_CMSG_HEADER = struct.Struct("@Nii")  # struct cmsghdr: length, level, type; the data follows at CMSG_LEN(0)
+
+
+class _GilHoldingReceiver:
+    """``socket.recvmsg(READ_CHUNK, ANCILLARY_SIZE)`` on a non-blocking socket, without releasing the GIL (the call
+    never waits), into buffers of its own: one receiver per thread."""
+
+    def __init__(self) -> None:
+        self._data = ctypes.create_string_buffer(READ_CHUNK)
+        self._control = ctypes.create_string_buffer(ANCILLARY_SIZE)
+        self._iov = _IOVec(ctypes.addressof(self._data), READ_CHUNK)
+        self._header = _MessageHeader(iov=ctypes.pointer(self._iov), iovlen=1,
+                                      control=ctypes.addressof(self._control))
+
+    def receive(self, fd: int) -> tuple[bytes, list[tuple[int, int, bytes]]]:
+        """(data, ancillary) as ``socket.recvmsg`` gives them; BlockingIOError when nothing is queued."""
+        self._header.controllen = ANCILLARY_SIZE
+        count = _LIBC.recvmsg(fd, ctypes.byref(self._header), 0)
+        if count < 0:
+            code = ctypes.get_errno()
+            if code in (errno.EAGAIN, errno.EWOULDBLOCK):
+                raise BlockingIOError(code, os.strerror(code))
+            if code == errno.EINTR:
+                raise InterruptedError(code, os.strerror(code))
+            raise OSError(code, os.strerror(code))
+        ancillary = []
+        if self._header.controllen >= socket.CMSG_LEN(0):
+            length, level, kind = _CMSG_HEADER.unpack_from(self._control.raw)
+            ancillary.append((level, kind, self._control.raw[socket.CMSG_LEN(0):length]))
+        return ctypes.string_at(self._data, count), ancillary
 
 
 def _wake_all(streams: list[ThreadReadStream]) -> None:

@@ -14,10 +14,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+from rest_framework.views import APIView
 
 from catalog.models import Tool
 from core.apis import (
-    Api,
     ListApi,
     SlugFilterField,
     list_envelope,
@@ -171,7 +171,7 @@ class ProbeTargetListApi(ListApi):
 
 
 # Not cached: `configured` reads this process's environment, which no data fingerprint sees.
-class ProbeTargetDetailApi(Api):
+class ProbeTargetDetailApi(APIView):
     not_found = 'No probe target with the slug "{slug}".'
 
     @extend_schema(
@@ -197,7 +197,7 @@ class ProbeTargetDetailApi(Api):
         return Response(TargetOutputSerializer(target, context={"request": request}).data)
 
 
-class ProbeTargetRunApi(Api):
+class ProbeTargetRunApi(APIView):
     """Enqueue runs now. Each run costs real money at a hosted provider, so it has its own rate limit."""
 
     throttle_classes = [AnonBurstThrottle, UserBurstThrottle, ProbeRunThrottle]
@@ -395,7 +395,7 @@ class RunDetailOutputSerializer(RunOutputSerializer):
     compat_outcomes = CompatOutcomeOutputSerializer(many=True)
 
 
-class ProbeRunDetailApi(Api):
+class ProbeRunDetailApi(APIView):
     @extend_schema(
         operation_id="probe_runs_retrieve",
         tags=[TAG_PROBES],

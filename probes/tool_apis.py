@@ -11,6 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.reverse import reverse
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from catalog import selectors, services
 from catalog.apis import (
@@ -29,7 +30,6 @@ from catalog.apis import (
 )
 from catalog.models import Feature, HardwareTarget, Licence, Source, Tool
 from core.apis import (
-    Api,
     ListApi,
     SlugFilterField,
     list_envelope,
@@ -240,7 +240,7 @@ class ToolDetailInputSerializer(ToolListApi.InputSerializer):
     slug = None
 
 
-class ToolDetailApi(Api):
+class ToolDetailApi(APIView):
     @extend_schema(
         operation_id="tools_retrieve", tags=[TAG_CATALOG], summary="One tool",
         description="Prices, hardware, formats, API surfaces, features, caveats, sources and the tool's "

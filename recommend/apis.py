@@ -7,8 +7,9 @@ from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from core.apis import Api, query_params
+from core.apis import query_params
 from core.cache import cached_get
 from lab.evidence import FIGURE_NAMES
 from recommend.cost import break_even_evidence
@@ -231,7 +232,7 @@ class RecommendationQuerySerializer(serializers.Serializer):
                                                      default=BREAK_EVEN_DEFAULTS["output_tokens_per_day"])
 
 
-class RecommendationApi(Api):
+class RecommendationApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -434,7 +435,7 @@ class FitSerializer(serializers.Serializer):
     result = FitResultSerializer()
 
 
-class FitApi(Api):
+class FitApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(operation_id="fit", summary="Memory fit and decode ceiling for a model on hardware",
@@ -533,7 +534,7 @@ class BreakEvenSerializer(serializers.Serializer):
                                      "break-even volume at the target, from the evidence; with the /cost/ link.")
 
 
-class BreakEvenApi(Api):
+class BreakEvenApi(APIView):
     permission_classes = [AllowAny]
 
     @extend_schema(operation_id="break_even", summary="Per-token bills against dedicated GPUs for one workload",
