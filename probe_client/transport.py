@@ -23,9 +23,10 @@ read carries the second one's stamp. The thread does nothing but ``epoll`` and `
 every socket within a fraction of a gap while the loop parses; the loop takes the stamped reads from each
 stream's inbox. Its ``recvmsg`` is libc's, called through ``ctypes.PyDLL`` so that it keeps the GIL: the socket
 module's releases the GIL around every call, and taking it back from the busy loop thread costs up to a switch
-interval each time, so at 200 streams one pass over the ready sockets outlasted a 20 ms gap (benchmarks/RESULTS.md,
-the high-stream table: p99 off by 24-140 ms with the socket module's call, 0.1 ms with this one). For the same
-reason, while the thread runs the interpreter's switch interval is 0.5 ms instead of 5 ms. (The kernel's software transmit stamps, ``SO_TIMESTAMPING``, were tried for ``last_write_ns``
+interval each time, so at 200 streams one pass over the ready sockets outlasted a 20 ms gap (on a quiet machine,
+TTFT p99 off by up to 43 ms at 200 streams and 92 ms at 256 with the socket module's call; 0.07 and 0.34 ms with
+this one: docs/benchmark-lab.md). For the same reason, while the thread runs the interpreter's switch interval is
+0.5 ms instead of 5 ms. (The kernel's software transmit stamps, ``SO_TIMESTAMPING``, were tried for ``last_write_ns``
 and left out: against a packet capture 60 of 400 requests at 200 streams came out up to 20 ms after their
 request crossed the interface, where the stamp taken just before ``send`` was never more than 0.2 ms off.)
 """
