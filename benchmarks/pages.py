@@ -12,7 +12,8 @@ middleware stack. Results are printed and written to benchmarks/results/pages.md
 
 With ``--scale 10`` the catalog is made ten times larger before measuring (synthetic copies of every
 tool and its rows, created in the benchmark database only) and the results go to
-benchmarks/results/pages-10x.md.
+benchmarks/results/pages-10x.md; with ``--sqlite`` or ``--redis-url`` the name says so (pages-sqlite.md,
+pages-redis.md).
 
     .venv/bin/python benchmarks/pages.py [--scale 1] [--requests 300] [--rounds 6] [--burst 48] [--concurrency 4]
 """
@@ -99,8 +100,8 @@ def count_queries(env: dict[str, str], endpoints: list[Endpoint]) -> None:
         endpoint.queries = int(queries)
 
 
-def results_path(scale: int, sqlite: bool) -> Path:
-    name = "pages" + ("" if scale == 1 else f"-{scale}x") + ("-sqlite" if sqlite else "")
+def results_path(scale: int, sqlite: bool, redis: bool) -> Path:
+    name = "pages" + ("" if scale == 1 else f"-{scale}x") + ("-sqlite" if sqlite else "") + ("-redis" if redis else "")
     return RESULTS.with_name(f"{name}.md")
 
 
@@ -266,7 +267,7 @@ def main() -> int:
     text = report(endpoints, args, info)
     print(text)
     if not args.no_write:
-        path = results_path(args.scale, args.sqlite)
+        path = results_path(args.scale, args.sqlite, bool(args.redis_url))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         print(f"Wrote {path.relative_to(ROOT)}")

@@ -6,6 +6,7 @@ Flags are read as vLLM, SGLang, TensorRT-LLM and TGI spell them; a value given a
 not stated, and the run's own tensor/pipeline parallel fields (from the fixture) fill it when set."""
 from __future__ import annotations
 
+import functools
 import shlex
 
 # Flag spellings per fact, as the engines' CLIs name them; "=" forms are split before lookup.
@@ -25,7 +26,10 @@ SWITCH_FLAGS = {
 DEGREES = ("TP", "PP", "DP", "EP")
 
 
-def _tokens(command: str) -> list[str]:
+# Every page of published evidence reads the serving commands of every series; there are a few hundred, and
+# shlex is slow enough that splitting them all again made up a fifth of the evidence matrix's render.
+@functools.lru_cache(maxsize=4096)
+def _tokens(command: str) -> tuple[str, ...]:
     try:
         words = shlex.split(command)
     except ValueError:
@@ -33,7 +37,7 @@ def _tokens(command: str) -> list[str]:
     tokens = []
     for word in words:
         tokens.extend(word.split("=", 1) if word.startswith("-") and "=" in word else [word])
-    return tokens
+    return tuple(tokens)
 
 
 def setup_facts(command: str, *, tensor_parallel: int | None = None,
