@@ -38,6 +38,7 @@ import collections
 import contextvars
 import ctypes
 import errno
+import functools
 import os
 import select
 import socket
@@ -398,10 +399,16 @@ class _MessageHeader(ctypes.Structure):
                 ("flags", ctypes.c_int)]
 
 
-# The process's own symbols, libc's among them; a PyDLL function runs with the GIL held.
-_LIBC = ctypes.PyDLL(None, use_errno=True)
-_LIBC.recvmsg.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
-_LIBC.recvmsg.restype = ctypes.c_ssize_t
+@functools.cache
+def _libc_recvmsg() -> typing.Callable[[int, typing.Any, int], int]:
+    """libc's recvmsg from the process's own symbols, as a PyDLL function: one that runs with the GIL held. Looked up
+    on first use, on the Linux machines the reading thread (epoll) runs on."""
+    recvmsg = ctypes.PyDLL(None, use_errno=True).recvmsg
+    recvmsg.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    recvmsg.restype = ctypes.c_ssize_t
+    return recvmsg
+
+
 _CMSG_HEADER = struct.Struct("@Nii")  # struct cmsghdr: length, level, type; the data follows at CMSG_LEN(0)
 
 
@@ -415,11 +422,12 @@ class _GilHoldingReceiver:
         self._iov = _IOVec(ctypes.addressof(self._data), READ_CHUNK)
         self._header = _MessageHeader(iov=ctypes.pointer(self._iov), iovlen=1,
                                       control=ctypes.addressof(self._control))
+        self._recvmsg = _libc_recvmsg()
 
     def receive(self, fd: int) -> tuple[bytes, list[tuple[int, int, bytes]]]:
         """(data, ancillary) as ``socket.recvmsg`` gives them; BlockingIOError when nothing is queued."""
         self._header.controllen = ANCILLARY_SIZE
-        count = _LIBC.recvmsg(fd, ctypes.byref(self._header), 0)
+        count = self._recvmsg(fd, ctypes.byref(self._header), 0)
         if count < 0:
             code = ctypes.get_errno()
             if code in (errno.EAGAIN, errno.EWOULDBLOCK):
