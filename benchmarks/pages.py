@@ -137,9 +137,10 @@ def report(endpoints: list[Endpoint], args: argparse.Namespace, info: dict[str, 
     return "\n".join(
         [
             "# Pages benchmark" + ("" if args.scale == 1 else f", catalog {args.scale}x larger")
-            + (", SQLite" if args.sqlite else ", PostgreSQL"),
+            + (", SQLite" if args.sqlite else ", PostgreSQL") + (" with Redis" if args.redis_url else ""),
             "",
-            f"Run: {info['date']} by `benchmarks/pages.py --scale {args.scale}{' --sqlite' if args.sqlite else ''} "
+            f"Run: {info['date']} by `benchmarks/pages.py --scale {args.scale}{' --sqlite' if args.sqlite else ''}"
+            f"{' --redis-url ' + args.redis_url if args.redis_url else ''} "
             f"--requests {args.requests} --rounds {args.rounds} --burst {args.burst} --concurrency {args.concurrency}`.",
             "",
             f"Machine: {info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, Django {info['django']}, "
